@@ -1,0 +1,1 @@
+//! Node bindings of user-questions. Work in progress.

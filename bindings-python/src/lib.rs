@@ -1,0 +1,1 @@
+//! Python bindings of user-questions. Work in progress.

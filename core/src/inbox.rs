@@ -1,0 +1,376 @@
+//! The question inbox (SPEC §7): a ready-made provider whose asks wait as pending questions,
+//! settled later by ticket from any thread (a web page, a chat bot, a C host).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use futures::channel::oneshot;
+use serde::Serialize;
+
+use crate::abort::AbortListener;
+use crate::answer::validate_answer;
+use crate::error::{ErrorCode, Result, UserQuestionError};
+use crate::service::{ProviderFuture, ProviderRequest, UserQuestionProvider};
+use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
+
+/// A question waiting in an inbox: `{"ticket":1,"questions":[…],"agentId":"…"}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestion {
+    /// Positive, unique per inbox, increasing in arrival order.
+    pub ticket: u64,
+    /// The questions of the ask.
+    pub questions: Arc<[AskUserQuestionItem]>,
+    /// The asking agent's id, when an agent asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+/// How a pending question ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// A valid answer was submitted.
+    Answered,
+    /// [`QuestionInbox::cancel`]: the asker got `ASK_CANCELLED`.
+    Cancelled,
+    /// The asker withdrew the ask (abort, disposal).
+    Aborted,
+    /// [`QuestionInbox::fail`]: the asker got `PROVIDER_FAILED`.
+    Failed,
+}
+
+impl Outcome {
+    /// `"answered"`, `"cancelled"`, `"aborted"` or `"failed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Aborted => "aborted",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What subscribers of an inbox are told, in the order things happened.
+///
+/// JSON: `{"type":"requested","ticket":1,"questions":[…],"agentId":"…"}` and
+/// `{"type":"resolved","ticket":1,"outcome":"answered"}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum InboxEvent {
+    /// A new pending question.
+    Requested(PendingQuestion),
+    /// A pending question was settled.
+    Resolved {
+        /// Its ticket.
+        ticket: u64,
+        /// How.
+        outcome: Outcome,
+    },
+}
+
+impl InboxEvent {
+    /// The event's JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+type Subscriber = Arc<dyn Fn(&InboxEvent) + Send + Sync>;
+type WithdrawHook = Box<dyn FnOnce(u64) + Send>;
+
+struct Entry {
+    question: PendingQuestion,
+    sender: oneshot::Sender<Result<AskUserQuestionAnswer>>,
+    on_withdraw: Option<WithdrawHook>,
+    listener: Option<AbortListener>,
+}
+
+#[derive(Default)]
+struct InboxState {
+    last_ticket: u64,
+    pending: BTreeMap<u64, Entry>,
+}
+
+#[derive(Default)]
+struct EventQueue {
+    queue: VecDeque<InboxEvent>,
+    draining: bool,
+}
+
+#[derive(Default)]
+struct InboxInner {
+    state: Mutex<InboxState>,
+    events: Mutex<EventQueue>,
+    subscribers: Mutex<(u64, BTreeMap<u64, Subscriber>)>,
+}
+
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl InboxInner {
+    /// Queues an event; called with the state lock held so events follow state changes.
+    fn push(&self, event: InboxEvent) {
+        relock(&self.events).queue.push_back(event);
+    }
+
+    /// Delivers queued events, outside the state lock, one thread at a time, in order.
+    fn drain(&self) {
+        {
+            let mut events = relock(&self.events);
+            if events.draining {
+                return;
+            }
+            events.draining = true;
+        }
+        loop {
+            let event = {
+                let mut events = relock(&self.events);
+                match events.queue.pop_front() {
+                    Some(event) => event,
+                    None => {
+                        events.draining = false;
+                        return;
+                    }
+                }
+            };
+            let subscribers: Vec<Subscriber> =
+                relock(&self.subscribers).1.values().cloned().collect();
+            for subscriber in subscribers {
+                // A panicking subscriber must not stop delivery to the others.
+                let _ = catch_unwind(AssertUnwindSafe(|| subscriber(&event)));
+            }
+        }
+    }
+
+    fn withdraw(&self, ticket: u64) {
+        let entry = {
+            let mut state = relock(&self.state);
+            let entry = state.pending.remove(&ticket);
+            if entry.is_some() {
+                self.push(InboxEvent::Resolved {
+                    ticket,
+                    outcome: Outcome::Aborted,
+                });
+            }
+            entry
+        };
+        if let Some(mut entry) = entry {
+            if let Some(hook) = entry.on_withdraw.take() {
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(ticket)));
+            }
+            let _ = entry.sender.send(Err(UserQuestionError::aborted()));
+        }
+        self.drain();
+    }
+}
+
+/// A provider whose asks wait as pending questions until settled by ticket. Cheap to clone;
+/// clones are the same inbox. All operations are thread-safe.
+///
+/// Several UIs can watch one inbox: [`pending`](QuestionInbox::pending) replays what is
+/// waiting, [`subscribe`](QuestionInbox::subscribe) tells of changes, the first valid
+/// settlement wins.
+#[derive(Clone, Default)]
+pub struct QuestionInbox {
+    inner: Arc<InboxInner>,
+}
+
+impl fmt::Debug for QuestionInbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QuestionInbox")
+            .field("pending", &self.len())
+            .finish()
+    }
+}
+
+/// Returned by [`QuestionInbox::subscribe`]; [`unsubscribe`](InboxSubscription::unsubscribe)
+/// stops delivery. Dropping it keeps the subscription.
+#[must_use = "keep the handle to unsubscribe later"]
+pub struct InboxSubscription {
+    inbox: Weak<InboxInner>,
+    key: u64,
+}
+
+impl InboxSubscription {
+    /// Stops delivery to this subscriber. Idempotent.
+    pub fn unsubscribe(&self) {
+        if let Some(inner) = self.inbox.upgrade() {
+            let removed = relock(&inner.subscribers).1.remove(&self.key);
+            drop(removed);
+        }
+    }
+}
+
+impl QuestionInbox {
+    /// An empty inbox.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The pending questions, in arrival order.
+    pub fn pending(&self) -> Vec<PendingQuestion> {
+        relock(&self.inner.state)
+            .pending
+            .values()
+            .map(|e| e.question.clone())
+            .collect()
+    }
+
+    /// The number of pending questions.
+    pub fn len(&self) -> usize {
+        relock(&self.inner.state).pending.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `subscriber` with every later event, in order, on the thread that delivers it
+    /// (the one that caused it, or one already delivering). It may call back into the inbox.
+    pub fn subscribe(
+        &self,
+        subscriber: impl Fn(&InboxEvent) + Send + Sync + 'static,
+    ) -> InboxSubscription {
+        let mut subs = relock(&self.inner.subscribers);
+        subs.0 += 1;
+        let key = subs.0;
+        subs.1.insert(key, Arc::new(subscriber));
+        InboxSubscription {
+            inbox: Arc::downgrade(&self.inner),
+            key,
+        }
+    }
+
+    /// Answers `ticket`. The answer is checked against its questions (§6): `BAD_ANSWER`
+    /// leaves it pending. `ALREADY_RESOLVED` / `NOT_PENDING` for a settled / never-issued
+    /// ticket.
+    pub fn answer(&self, ticket: u64, answer: AskUserQuestionAnswer) -> Result<()> {
+        self.settle(ticket, Outcome::Answered, |entry| {
+            validate_answer(&entry.question.questions, &answer)?;
+            Ok(Ok(answer))
+        })
+    }
+
+    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
+    pub fn cancel(&self, ticket: u64) -> Result<()> {
+        self.settle(ticket, Outcome::Cancelled, |_| {
+            Ok(Err(UserQuestionError::cancelled()))
+        })
+    }
+
+    /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
+    pub fn fail(&self, ticket: u64, message: impl Into<String>) -> Result<()> {
+        let message = message.into();
+        self.settle(ticket, Outcome::Failed, |_| {
+            Ok(Err(UserQuestionError::provider_failed(message)))
+        })
+    }
+
+    fn settle(
+        &self,
+        ticket: u64,
+        outcome: Outcome,
+        result: impl FnOnce(&Entry) -> Result<Result<AskUserQuestionAnswer>>,
+    ) -> Result<()> {
+        let (entry, result) = {
+            let mut state = relock(&self.inner.state);
+            let Some(entry) = state.pending.get(&ticket) else {
+                return Err(if ticket >= 1 && ticket <= state.last_ticket {
+                    UserQuestionError::new(
+                        ErrorCode::AlreadyResolved,
+                        format!("question {ticket} is already resolved"),
+                    )
+                } else {
+                    UserQuestionError::new(
+                        ErrorCode::NotPending,
+                        format!("question {ticket} is not pending"),
+                    )
+                });
+            };
+            let result = result(entry)?;
+            let entry = state.pending.remove(&ticket);
+            self.inner.push(InboxEvent::Resolved { ticket, outcome });
+            (entry, result)
+        };
+        if let Some(mut entry) = entry {
+            if let Some(listener) = entry.listener.take() {
+                listener.remove();
+            }
+            let _ = entry.sender.send(result);
+        }
+        self.inner.drain();
+        Ok(())
+    }
+
+    /// Takes `request` as a pending question, like [`ask`](UserQuestionProvider::ask), with
+    /// two hooks for hosts that need them (the C ABI): `on_ticket` runs once the ticket is
+    /// pending (before any withdrawal is reported), `on_withdraw` when the ask is withdrawn
+    /// while still pending.
+    pub fn ask_with_hooks(
+        &self,
+        request: ProviderRequest,
+        on_ticket: impl FnOnce(&PendingQuestion),
+        on_withdraw: Option<Box<dyn FnOnce(u64) + Send>>,
+    ) -> ProviderFuture {
+        let (sender, receiver) = oneshot::channel();
+        let question = {
+            let mut state = relock(&self.inner.state);
+            state.last_ticket += 1;
+            let question = PendingQuestion {
+                ticket: state.last_ticket,
+                questions: request.questions.clone(),
+                agent_id: request.agent.as_ref().map(|a| a.id().to_owned()),
+            };
+            state.pending.insert(
+                question.ticket,
+                Entry {
+                    question: question.clone(),
+                    sender,
+                    on_withdraw,
+                    listener: None,
+                },
+            );
+            self.inner.push(InboxEvent::Requested(question.clone()));
+            question
+        };
+        self.inner.drain();
+        on_ticket(&question);
+        let ticket = question.ticket;
+        let weak = Arc::downgrade(&self.inner);
+        let listener = request.signal.on_abort(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.withdraw(ticket);
+            }
+        });
+        {
+            let mut state = relock(&self.inner.state);
+            match state.pending.get_mut(&ticket) {
+                Some(entry) => entry.listener = Some(listener),
+                None => {
+                    drop(state);
+                    listener.remove();
+                }
+            }
+        }
+        Box::pin(async move {
+            match receiver.await {
+                Ok(result) => result,
+                Err(_) => Err(UserQuestionError::provider_failed(
+                    "the question inbox was dropped before the question was settled",
+                )),
+            }
+        })
+    }
+}
+
+impl UserQuestionProvider for QuestionInbox {
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        self.ask_with_hooks(request, |_| {}, None)
+    }
+}

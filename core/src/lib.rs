@@ -1,0 +1,62 @@
+//! # user-questions
+//!
+//! The one place where an AI agent stops a tool call and asks the human. An asker calls
+//! [`UserQuestionService::ask`] with a batch of questions; exactly one provider per
+//! [`Context`] shows them and returns the answer. The seam validates every request before a
+//! provider sees it (SPEC §3), admits only the exact live runtime-root agent (§5), and
+//! settles every ask exactly once (§4).
+//!
+//! ```
+//! use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, AutoPolicy, AutoResponder, Context};
+//!
+//! let ctx = Context::new();
+//! let _registration = ctx
+//!     .user_questions()
+//!     .register_provider(AutoResponder::new(AutoPolicy::First))
+//!     .unwrap();
+//! let mut question = AskUserQuestionItem::new("go", "Proceed?");
+//! question.options = Some(vec![
+//!     user_questions::AskUserQuestionOption { label: "Yes".into(), description: None },
+//! ]);
+//! let answer = futures::executor::block_on(
+//!     ctx.user_questions().ask(AskUserQuestionRequest::new(vec![question])),
+//! )
+//! .unwrap();
+//! assert_eq!(answer.to_compact_json(), r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
+//! ```
+//!
+//! The crate spawns no threads and needs no particular async runtime: its futures can be
+//! driven by any executor, and its signals fired from any thread.
+
+#![warn(missing_docs)]
+
+pub mod abort;
+pub mod agents;
+pub mod answer;
+pub mod auto;
+pub mod error;
+pub mod inbox;
+pub mod service;
+pub mod tool;
+pub mod types;
+pub mod validate;
+
+/// The tool `ask_user_question` (SPEC §9), under the name the spec uses.
+pub use tool as ask_user_question;
+
+pub use abort::{AbortController, AbortListener, AbortSignal, Aborted};
+pub use agents::{Agent, AgentDetach, AgentRegistry, Standing};
+pub use answer::validate_answer;
+pub use auto::{AutoPolicy, AutoResponder};
+pub use error::{ErrorCode, Result, UserQuestionError, messages};
+pub use inbox::{InboxEvent, InboxSubscription, Outcome, PendingQuestion, QuestionInbox};
+pub use service::{
+    AskUserQuestionRequest, Context, PendingAsk, ProviderFuture, ProviderRegistration,
+    ProviderRequest, UserQuestionProvider, UserQuestionService,
+};
+pub use types::{
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
+    AskUserQuestionOption, parse_answer, parse_answer_json, parse_questions, parse_request,
+    parse_request_json,
+};
+pub use validate::check_request;

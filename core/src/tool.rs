@@ -1,0 +1,313 @@
+//! The model-facing tool `ask_user_question` (SPEC §9): its definition and its execution.
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::abort::AbortSignal;
+use crate::agents::Agent;
+use crate::error::{ErrorCode, Result, UserQuestionError};
+use crate::service::{AskUserQuestionRequest, UserQuestionService};
+use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem, parse_options};
+
+/// The tool's name.
+pub const NAME: &str = "ask_user_question";
+
+/// The tool's description, exactly as the model sees it.
+pub const DESCRIPTION: &str = "Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.";
+
+/// The whole definition `{name, description, parameters}` as JSON text.
+pub const DEFINITION_JSON: &str = r#"{"name":"ask_user_question","description":"Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.","parameters":{"type":"object","properties":{"questions":{"type":"array","description":"Questions to ask the user before continuing.","items":{"type":"object","additionalProperties":true,"properties":{"id":{"type":"string","description":"Stable id for this question; echoed in the answer."},"question":{"type":"string","description":"The specific question to ask the user."},"header":{"type":"string","description":"Optional short heading for the question, such as \"Confirm\" or \"Choose Mode\"."},"options":{"type":"array","description":"Optional choices to show the user. If you recommend one, put it first and append \"(Recommended)\" to that label.","items":{"type":"object","additionalProperties":true,"properties":{"label":{"type":"string","description":"Short user-facing option label."},"description":{"type":"string","description":"One sentence explaining the tradeoff or impact."}},"required":["label"]}},"multi_select":{"type":"boolean","description":"Whether the user may select more than one option. Defaults to false."}},"required":["id","question"]}}},"required":["questions"]}}"#;
+
+fn definition_value() -> &'static Value {
+    static DEFINITION: OnceLock<Value> = OnceLock::new();
+    DEFINITION.get_or_init(|| serde_json::from_str(DEFINITION_JSON).unwrap_or(Value::Null))
+}
+
+/// The definition `{name, description, parameters}`.
+pub fn definition() -> Value {
+    definition_value().clone()
+}
+
+/// The JSON Schema of the arguments.
+pub fn parameters() -> Value {
+    definition_value()["parameters"].clone()
+}
+
+/// What the tool's caller passes besides the arguments.
+#[derive(Clone, Debug, Default)]
+pub struct ToolExecution {
+    /// The calling agent, when there is one.
+    pub agent: Option<Agent>,
+    /// The cancellation channel.
+    pub signal: Option<AbortSignal>,
+}
+
+/// The tool's result: never an exception, always one of the two shapes of §9.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolResult {
+    /// The user answered.
+    Success(AskUserQuestionAnswer),
+    /// The ask failed; the model sees `Error: <message>`.
+    Failure(UserQuestionError),
+}
+
+#[derive(Serialize)]
+struct TextContent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SuccessJson<'a> {
+    is_error: bool,
+    value: &'a AskUserQuestionAnswer,
+    content: [TextContent<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    name: &'static str,
+    code: &'static str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FailureJson<'a> {
+    is_error: bool,
+    error: ErrorJson<'a>,
+    content: [TextContent<'a>; 1],
+}
+
+impl ToolResult {
+    /// Whether this is a failure.
+    pub fn is_error(&self) -> bool {
+        matches!(self, ToolResult::Failure(_))
+    }
+
+    /// `OK`, or the failure's code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ToolResult::Success(_) => ErrorCode::Ok,
+            ToolResult::Failure(e) => e.code(),
+        }
+    }
+
+    /// The result JSON of §9, compact, keys in the spec's order.
+    pub fn to_json(&self) -> String {
+        let text = match self {
+            ToolResult::Success(answer) => {
+                let compact = answer.to_compact_json();
+                serde_json::to_string(&SuccessJson {
+                    is_error: false,
+                    value: answer,
+                    content: [TextContent {
+                        kind: "text",
+                        text: &compact,
+                    }],
+                })
+            }
+            ToolResult::Failure(error) => {
+                let text = format!("Error: {}", error.message());
+                serde_json::to_string(&FailureJson {
+                    is_error: true,
+                    error: ErrorJson {
+                        name: "UserQuestionError",
+                        code: error.code().as_str(),
+                        message: error.message(),
+                    },
+                    content: [TextContent {
+                        kind: "text",
+                        text: &text,
+                    }],
+                })
+            }
+        };
+        text.unwrap_or_default()
+    }
+
+    /// The result as untyped JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.to_json()).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Result<AskUserQuestionAnswer>> for ToolResult {
+    fn from(result: Result<AskUserQuestionAnswer>) -> Self {
+        match result {
+            Ok(answer) => ToolResult::Success(answer),
+            Err(error) => ToolResult::Failure(error),
+        }
+    }
+}
+
+fn bad(path: &str, what: &str) -> UserQuestionError {
+    UserQuestionError::invalid_request(format!("{path} must be {what}"))
+}
+
+fn string_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    required: bool,
+) -> Result<Option<String>> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        None if !required => Ok(None),
+        _ => Err(bad(&format!("{path}.{key}"), "a string")),
+    }
+}
+
+/// Maps tool arguments (`multi_select`) to questions (`multiSelect`), copying `id`,
+/// `question`, `header` and `options`. Bad arguments are `INVALID_REQUEST` naming the path.
+pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
+    let obj = args
+        .as_object()
+        .ok_or_else(|| bad("arguments", "an object"))?;
+    let list = obj
+        .get("questions")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("questions", "an array"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let path = format!("questions[{i}]");
+            let q = q.as_object().ok_or_else(|| bad(&path, "an object"))?;
+            let mut item = AskUserQuestionItem::new(
+                string_field(q, "id", &path, true)?.unwrap_or_default(),
+                string_field(q, "question", &path, true)?.unwrap_or_default(),
+            );
+            item.header = string_field(q, "header", &path, false)?;
+            item.options = match q.get("options") {
+                None => None,
+                Some(v) => Some(parse_options(v, &format!("{path}.options"))?),
+            };
+            item.multi_select = match q.get("multi_select") {
+                None => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => return Err(bad(&format!("{path}.multi_select"), "a boolean")),
+            };
+            Ok(item)
+        })
+        .collect()
+}
+
+/// Executes the tool: maps the arguments, asks through `service` with the caller's agent
+/// (only when there is one) and signal, and returns the tool result. Never fails.
+///
+/// The arguments are checked and the provider reached now; the future waits for the answer.
+pub fn execute(
+    service: &UserQuestionService,
+    args: &Value,
+    exec: ToolExecution,
+) -> impl Future<Output = ToolResult> + Send + 'static + use<> {
+    let started = questions_from_args(args).and_then(|questions| {
+        service.start(AskUserQuestionRequest {
+            questions,
+            agent: exec.agent,
+            signal: exec.signal,
+        })
+    });
+    async move {
+        match started {
+            Ok(pending) => pending.await.into(),
+            Err(error) => ToolResult::Failure(error),
+        }
+    }
+}
+
+/// [`execute`] with arguments as JSON text; text that is not JSON is an `INVALID_REQUEST`
+/// result.
+pub fn execute_json(
+    service: &UserQuestionService,
+    args_json: &str,
+    exec: ToolExecution,
+) -> impl Future<Output = ToolResult> + Send + 'static + use<> {
+    let args = serde_json::from_str::<Value>(args_json).map_err(|e| {
+        UserQuestionError::invalid_request(format!("arguments are not valid JSON: {e}"))
+    });
+    let started = args.map(|args| execute(service, &args, exec));
+    async move {
+        match started {
+            Ok(future) => future.await,
+            Err(error) => ToolResult::Failure(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_has_the_exact_name_description_and_schema() {
+        let d = definition();
+        assert_eq!(d["name"], NAME);
+        assert_eq!(d["description"], DESCRIPTION);
+        let p = &d["parameters"];
+        assert_eq!(p["required"], serde_json::json!(["questions"]));
+        let items = &p["properties"]["questions"]["items"];
+        assert_eq!(items["additionalProperties"], true);
+        assert_eq!(items["required"], serde_json::json!(["id", "question"]));
+        assert_eq!(items["properties"]["multi_select"]["type"], "boolean");
+        assert_eq!(
+            items["properties"]["options"]["items"]["required"],
+            serde_json::json!(["label"])
+        );
+        assert_eq!(parameters(), *p);
+    }
+
+    #[test]
+    fn result_json_has_the_spec_shape_and_key_order() {
+        let ok = ToolResult::Success(
+            crate::types::parse_answer_json(r#"{"answers":[{"id":"pkg","selected":["pnpm"]}]}"#)
+                .unwrap(),
+        );
+        assert_eq!(
+            ok.to_json(),
+            r#"{"isError":false,"value":{"answers":[{"id":"pkg","selected":["pnpm"]}]},"content":[{"type":"text","text":"{\"answers\":[{\"id\":\"pkg\",\"selected\":[\"pnpm\"]}]}"}]}"#
+        );
+        let err = ToolResult::Failure(UserQuestionError::new(
+            ErrorCode::NoProvider,
+            crate::messages::NO_PROVIDER,
+        ));
+        assert_eq!(
+            err.to_json(),
+            r#"{"isError":true,"error":{"name":"UserQuestionError","code":"NO_PROVIDER","message":"no user-questions provider is registered"},"content":[{"type":"text","text":"Error: no user-questions provider is registered"}]}"#
+        );
+    }
+
+    #[test]
+    fn arguments_map_multi_select_and_drop_unknown_keys() {
+        let args = serde_json::json!({"questions":[{"id":"a","question":"q","multi_select":true,"detail":"ignored","options":[{"label":"x"}]}]});
+        let qs = questions_from_args(&args).unwrap();
+        assert_eq!(qs[0].multi_select, Some(true));
+        assert_eq!(qs[0].detail, None);
+        assert_eq!(qs[0].option_list()[0].label, "x");
+        for (args, message) in [
+            (serde_json::json!([]), "arguments must be an object"),
+            (serde_json::json!({}), "questions must be an array"),
+            (
+                serde_json::json!({"questions":[{"id":"a"}]}),
+                "questions[0].question must be a string",
+            ),
+            (
+                serde_json::json!({"questions":[{"id":"a","question":"q","multi_select":1}]}),
+                "questions[0].multi_select must be a boolean",
+            ),
+            (
+                serde_json::json!({"questions":[{"id":"a","question":"q","options":[{}]}]}),
+                "questions[0].options[0].label must be a string",
+            ),
+        ] {
+            let err = questions_from_args(&args).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidRequest);
+            assert_eq!(err.message(), message);
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Wire types (SPEC §2): defined once, serialized the same way by every surface.
+//!
+//! Field names are camelCase; an absent optional field is omitted, never `null`; unknown
+//! input fields are ignored. Parsing from untyped JSON goes through [`parse_questions`],
+//! [`parse_request_json`] and [`parse_answer`], whose errors name the offending path
+//! (`questions[0].id must be a string`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Result, UserQuestionError};
+
+/// One choice offered by a question.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserQuestionOption {
+    /// The user-facing label; a recommended option's label ends with ` (Recommended)`.
+    pub label: String,
+    /// One sentence on the option's tradeoff or impact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A declared presentation intent, e.g. `plan-review`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserQuestionIntent {
+    /// The intent's kind; the known kind is [`PLAN_REVIEW`](AskUserQuestionIntent::PLAN_REVIEW).
+    pub kind: String,
+    /// The label of the option that approves.
+    pub approve: String,
+}
+
+impl AskUserQuestionIntent {
+    /// The one intent kind UIs are expected to know.
+    pub const PLAN_REVIEW: &'static str = "plan-review";
+}
+
+/// One question of a batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserQuestionItem {
+    /// Stable id, echoed in the answer.
+    pub id: String,
+    /// The question itself.
+    pub question: String,
+    /// Supporting text shown with the question (for `plan-review`: the plan, in markdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// A short heading such as "Confirm".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// The choices, recommended first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<AskUserQuestionOption>>,
+    /// Whether several options may be selected (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_select: Option<bool>,
+    /// A presentation intent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<AskUserQuestionIntent>,
+}
+
+impl AskUserQuestionItem {
+    /// A question with only an id and a text.
+    pub fn new(id: impl Into<String>, question: impl Into<String>) -> Self {
+        AskUserQuestionItem {
+            id: id.into(),
+            question: question.into(),
+            detail: None,
+            header: None,
+            options: None,
+            multi_select: None,
+            intent: None,
+        }
+    }
+
+    /// The options, or an empty slice.
+    pub fn option_list(&self) -> &[AskUserQuestionOption] {
+        self.options.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether several options may be selected.
+    pub fn is_multi_select(&self) -> bool {
+        self.multi_select.unwrap_or(false)
+    }
+}
+
+/// The answer to one question.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserQuestionAnswerItem {
+    /// The question's id.
+    pub id: String,
+    /// The selected option labels (empty when skipped, or when single-select `custom` is set).
+    pub selected: Vec<String>,
+    /// Free text: overrides the choice (single-select) or supplements it (multi-select).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<String>,
+}
+
+impl AskUserQuestionAnswerItem {
+    /// A skipped question: `{ id, selected: [] }`.
+    pub fn skipped(id: impl Into<String>) -> Self {
+        AskUserQuestionAnswerItem {
+            id: id.into(),
+            selected: Vec::new(),
+            custom: None,
+        }
+    }
+}
+
+/// The answer to a batch: one item per question, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserQuestionAnswer {
+    /// One item per question.
+    pub answers: Vec<AskUserQuestionAnswerItem>,
+}
+
+impl AskUserQuestionAnswer {
+    /// Compact JSON with keys `id, selected, custom` in that order and no whitespace.
+    pub fn to_compact_json(&self) -> String {
+        // Serializing plain structs of strings cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+fn type_error(path: &str, what: &str) -> UserQuestionError {
+    UserQuestionError::invalid_request(format!("{path} must be {what}"))
+}
+
+fn field<'v>(obj: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    obj.get(key)
+}
+
+fn req_string(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
+    match field(obj, key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(type_error(&format!("{path}.{key}"), "a string")),
+    }
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>> {
+    match field(obj, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(type_error(&format!("{path}.{key}"), "a string")),
+    }
+}
+
+fn opt_bool(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>> {
+    match field(obj, key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(type_error(&format!("{path}.{key}"), "a boolean")),
+    }
+}
+
+fn object<'v>(value: &'v Value, path: &str) -> Result<&'v Map<String, Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| type_error(path, "an object"))
+}
+
+/// Parses the options array of a question at `path` (e.g. `questions[0]`).
+pub(crate) fn parse_options(value: &Value, path: &str) -> Result<Vec<AskUserQuestionOption>> {
+    let list = value
+        .as_array()
+        .ok_or_else(|| type_error(path, "an array"))?;
+    list.iter()
+        .enumerate()
+        .map(|(j, option)| {
+            let opath = format!("{path}[{j}]");
+            let obj = object(option, &opath)?;
+            Ok(AskUserQuestionOption {
+                label: req_string(obj, "label", &opath)?,
+                description: opt_string(obj, "description", &opath)?,
+            })
+        })
+        .collect()
+}
+
+/// Parses one question object found at `path`.
+pub(crate) fn parse_question(value: &Value, path: &str) -> Result<AskUserQuestionItem> {
+    let obj = object(value, path)?;
+    let id = req_string(obj, "id", path)?;
+    let question = req_string(obj, "question", path)?;
+    let detail = opt_string(obj, "detail", path)?;
+    let header = opt_string(obj, "header", path)?;
+    let options = match field(obj, "options") {
+        None => None,
+        Some(v) => Some(parse_options(v, &format!("{path}.options"))?),
+    };
+    let multi_select = opt_bool(obj, "multiSelect", path)?;
+    let intent = match field(obj, "intent") {
+        None => None,
+        Some(v) => {
+            let ipath = format!("{path}.intent");
+            let iobj = object(v, &ipath)?;
+            Some(AskUserQuestionIntent {
+                kind: req_string(iobj, "kind", &ipath)?,
+                approve: req_string(iobj, "approve", &ipath)?,
+            })
+        }
+    };
+    Ok(AskUserQuestionItem {
+        id,
+        question,
+        detail,
+        header,
+        options,
+        multi_select,
+        intent,
+    })
+}
+
+/// Parses the `questions` array (untyped JSON) into wire types.
+///
+/// Errors are `INVALID_REQUEST` with a message naming the path, e.g.
+/// `questions[0].id must be a string`.
+pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
+    let list = value
+        .as_array()
+        .ok_or_else(|| type_error("questions", "an array"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, q)| parse_question(q, &format!("questions[{i}]")))
+        .collect()
+}
+
+/// Parses a request object `{"questions": [...]}` (untyped JSON); other keys are ignored.
+pub fn parse_request(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
+    let obj = object(value, "request")?;
+    match obj.get("questions") {
+        Some(q) => parse_questions(q),
+        None => Err(type_error("questions", "an array")),
+    }
+}
+
+/// Parses request JSON text `{"questions": [...]}`.
+///
+/// Text that is not JSON fails `INVALID_REQUEST` with `request is not valid JSON: …`.
+pub fn parse_request_json(text: &str) -> Result<Vec<AskUserQuestionItem>> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
+    })?;
+    parse_request(&value)
+}
+
+/// Parses an answer `{"answers": [{id, selected, custom?}]}` (untyped JSON).
+///
+/// The error's code is `INVALID_REQUEST`; its message names the path
+/// (`answers[0].selected must be an array of strings`). Callers re-code it for their
+/// context (`BAD_ANSWER` in the inbox, `PROVIDER_FAILED` for a provider's answer).
+pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
+    let obj = object(value, "answer")?;
+    let list = obj
+        .get("answers")
+        .and_then(Value::as_array)
+        .ok_or_else(|| type_error("answers", "an array"))?;
+    let answers = list
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = format!("answers[{i}]");
+            let iobj = object(item, &path)?;
+            let id = req_string(iobj, "id", &path)?;
+            let selected = match iobj.get("selected") {
+                Some(Value::Array(labels)) => labels
+                    .iter()
+                    .map(|l| l.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        type_error(&format!("{path}.selected"), "an array of strings")
+                    })?,
+                _ => {
+                    return Err(type_error(
+                        &format!("{path}.selected"),
+                        "an array of strings",
+                    ));
+                }
+            };
+            let custom = opt_string(iobj, "custom", &path)?;
+            Ok(AskUserQuestionAnswerItem {
+                id,
+                selected,
+                custom,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(AskUserQuestionAnswer { answers })
+}
+
+/// Parses answer JSON text; see [`parse_answer`].
+pub fn parse_answer_json(text: &str) -> Result<AskUserQuestionAnswer> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        UserQuestionError::invalid_request(format!("answer is not valid JSON: {e}"))
+    })?;
+    parse_answer(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn question_round_trips_with_absent_optionals_omitted() {
+        let text = r#"{"id":"pkg","question":"Which package manager?"}"#;
+        let item: AskUserQuestionItem = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            item,
+            AskUserQuestionItem::new("pkg", "Which package manager?")
+        );
+        assert_eq!(serde_json::to_string(&item).unwrap(), text);
+    }
+
+    #[test]
+    fn full_question_round_trips_in_camel_case() {
+        let text = r#"{"id":"plan","question":"Approve?","detail":"1. do it","header":"Plan","options":[{"label":"Approve (Recommended)","description":"Go"},{"label":"Revise"}],"multiSelect":false,"intent":{"kind":"plan-review","approve":"Approve (Recommended)"}}"#;
+        let item: AskUserQuestionItem = serde_json::from_str(text).unwrap();
+        assert_eq!(item.multi_select, Some(false));
+        assert_eq!(item.intent.as_ref().unwrap().kind, "plan-review");
+        assert_eq!(serde_json::to_string(&item).unwrap(), text);
+        let parsed = parse_question(&serde_json::from_str(text).unwrap(), "q").unwrap();
+        assert_eq!(parsed, item);
+    }
+
+    #[test]
+    fn answer_serializes_compactly_in_key_order() {
+        let answer = AskUserQuestionAnswer {
+            answers: vec![
+                AskUserQuestionAnswerItem {
+                    id: "pkg".into(),
+                    selected: vec!["pnpm".into()],
+                    custom: None,
+                },
+                AskUserQuestionAnswerItem {
+                    id: "x".into(),
+                    selected: vec![],
+                    custom: Some("mine".into()),
+                },
+            ],
+        };
+        let text = r#"{"answers":[{"id":"pkg","selected":["pnpm"]},{"id":"x","selected":[],"custom":"mine"}]}"#;
+        assert_eq!(answer.to_compact_json(), text);
+        assert_eq!(parse_answer_json(text).unwrap(), answer);
+        let back: AskUserQuestionAnswer = serde_json::from_str(text).unwrap();
+        assert_eq!(back, answer);
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let v: Value = serde_json::from_str(
+            r#"{"questions":[{"id":"a","question":"q","extra":1,"options":[{"label":"x","color":"red"}]}],"more":true}"#,
+        )
+        .unwrap();
+        let qs = parse_request(&v).unwrap();
+        assert_eq!(qs[0].option_list()[0].label, "x");
+    }
+
+    #[test]
+    fn malformed_input_names_the_path() {
+        let cases = [
+            (
+                r#"{"questions":[{"question":"q"}]}"#,
+                "questions[0].id must be a string",
+            ),
+            (
+                r#"{"questions":[{"id":1,"question":"q"}]}"#,
+                "questions[0].id must be a string",
+            ),
+            (
+                r#"{"questions":[{"id":"a"}]}"#,
+                "questions[0].question must be a string",
+            ),
+            (r#"{"questions":{}}"#, "questions must be an array"),
+            (r#"{}"#, "questions must be an array"),
+            (r#"[]"#, "request must be an object"),
+            (r#"{"questions":[3]}"#, "questions[0] must be an object"),
+            (
+                r#"{"questions":[{"id":"a","question":"q","options":[{"label":2}]}]}"#,
+                "questions[0].options[0].label must be a string",
+            ),
+            (
+                r#"{"questions":[{"id":"a","question":"q","multiSelect":"yes"}]}"#,
+                "questions[0].multiSelect must be a boolean",
+            ),
+            (
+                r#"{"questions":[{"id":"a","question":"q","detail":null}]}"#,
+                "questions[0].detail must be a string",
+            ),
+            (
+                r#"{"questions":[{"id":"a","question":"q","intent":{"kind":"plan-review"}}]}"#,
+                "questions[0].intent.approve must be a string",
+            ),
+        ];
+        for (text, message) in cases {
+            let err = parse_request_json(text).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidRequest, "{text}");
+            assert_eq!(err.message(), message, "{text}");
+        }
+        let err = parse_request_json("{nope").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err.message().starts_with("request is not valid JSON: "));
+    }
+
+    #[test]
+    fn malformed_answers_name_the_path() {
+        for (text, message) in [
+            (
+                r#"{"answers":[{"id":"a"}]}"#,
+                "answers[0].selected must be an array of strings",
+            ),
+            (
+                r#"{"answers":[{"id":"a","selected":[1]}]}"#,
+                "answers[0].selected must be an array of strings",
+            ),
+            (
+                r#"{"answers":[{"selected":[]}]}"#,
+                "answers[0].id must be a string",
+            ),
+            (
+                r#"{"answers":[{"id":"a","selected":[],"custom":5}]}"#,
+                "answers[0].custom must be a string",
+            ),
+            (r#"{}"#, "answers must be an array"),
+            (r#"null"#, "answer must be an object"),
+        ] {
+            assert_eq!(
+                parse_answer_json(text).unwrap_err().message(),
+                message,
+                "{text}"
+            );
+        }
+    }
+}
