@@ -1,0 +1,246 @@
+//! The races of §4, provoked deliberately: both orders forced, then many free-running
+//! interleavings, each checked against the invariant that decides it.
+//!
+//! The invariant for an inbox: `answer()` returns OK exactly when the asker gets that answer;
+//! otherwise the asker gets the withdrawal's error and the inbox says ALREADY_RESOLVED.
+
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use futures::executor::block_on;
+use user_questions::{
+    AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionRequest, Context,
+    ErrorCode, QuestionInbox, messages, parse_answer_json, parse_questions,
+};
+
+const ROUNDS: usize = 500;
+
+fn questions() -> Vec<AskUserQuestionItem> {
+    parse_questions(&serde_json::json!([
+        {"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}, {"label": "npm"}]}
+    ]))
+    .unwrap()
+}
+
+fn answer(label: &str) -> AskUserQuestionAnswer {
+    parse_answer_json(&format!(
+        r#"{{"answers":[{{"id":"pkg","selected":["{label}"]}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Runs `a` and `b` on two threads released together by a barrier; returns their results.
+fn together<A: Send + 'static, B: Send + 'static>(
+    a: impl FnOnce() -> A + Send + 'static,
+    b: impl FnOnce() -> B + Send + 'static,
+) -> (A, B) {
+    let barrier = Arc::new(Barrier::new(2));
+    let (ba, bb) = (barrier.clone(), barrier);
+    let ta = thread::spawn(move || {
+        ba.wait();
+        a()
+    });
+    let tb = thread::spawn(move || {
+        bb.wait();
+        b()
+    });
+    (ta.join().unwrap(), tb.join().unwrap())
+}
+
+#[test]
+fn abort_vs_answer_forced_both_ways() {
+    for abort_first in [true, false] {
+        let ctx = Context::new();
+        let inbox = QuestionInbox::new();
+        let _reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let c = AbortController::new();
+        let pending = ctx
+            .user_questions()
+            .start(AskUserQuestionRequest::new(questions()).with_signal(c.signal()))
+            .unwrap();
+        let (first, second) = if abort_first {
+            c.abort();
+            (Ok(()), inbox.answer(1, answer("npm")))
+        } else {
+            let r = inbox.answer(1, answer("npm"));
+            c.abort();
+            (r, Ok(()))
+        };
+        let result = block_on(pending);
+        if abort_first {
+            assert_eq!(second.unwrap_err().code(), ErrorCode::AlreadyResolved);
+            assert_eq!(result.unwrap_err().code(), ErrorCode::AskAborted);
+        } else {
+            first.unwrap();
+            assert_eq!(result.unwrap(), answer("npm"), "an answer already in wins");
+        }
+        assert!(inbox.is_empty());
+    }
+}
+
+#[test]
+fn abort_vs_answer_free_running() {
+    let mut seen = [0usize; 2];
+    for _ in 0..ROUNDS {
+        let ctx = Context::new();
+        let inbox = QuestionInbox::new();
+        let _reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let c = AbortController::new();
+        let pending = ctx
+            .user_questions()
+            .start(AskUserQuestionRequest::new(questions()).with_signal(c.signal()))
+            .unwrap();
+        // The asker polls on a third thread while the two race.
+        let asker = thread::spawn(move || block_on(pending));
+        let i = inbox.clone();
+        let (answered, ()) = together(move || i.answer(1, answer("npm")), move || c.abort());
+        let result = asker.join().unwrap();
+        match answered {
+            Ok(()) => {
+                assert_eq!(result.unwrap(), answer("npm"));
+                seen[0] += 1;
+            }
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::AlreadyResolved);
+                let err = result.unwrap_err();
+                assert_eq!(
+                    (err.code(), err.message()),
+                    (ErrorCode::AskAborted, messages::ASK_ABORTED)
+                );
+                seen[1] += 1;
+            }
+        }
+        assert!(inbox.is_empty());
+    }
+    println!(
+        "abort vs answer: answered {} / aborted {}",
+        seen[0], seen[1]
+    );
+}
+
+#[test]
+fn disposal_vs_answer_free_running() {
+    for round in 0..ROUNDS {
+        let ctx = Context::new();
+        let inbox = QuestionInbox::new();
+        let reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let pending = ctx
+            .user_questions()
+            .start(AskUserQuestionRequest::new(questions()))
+            .unwrap();
+        let asker = thread::spawn(move || block_on(pending));
+        let i = inbox.clone();
+        let drop_context = round % 2 == 1;
+        let (answered, ()) = together(
+            move || i.answer(1, answer("pnpm")),
+            move || {
+                if drop_context {
+                    drop(ctx);
+                } else {
+                    reg.dispose();
+                    drop(ctx);
+                }
+            },
+        );
+        let result = asker.join().unwrap();
+        match answered {
+            Ok(()) => assert_eq!(result.unwrap(), answer("pnpm")),
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::AlreadyResolved);
+                let err = result.unwrap_err();
+                assert_eq!(
+                    (err.code(), err.message()),
+                    (ErrorCode::AskAborted, messages::PROVIDER_DISPOSED)
+                );
+            }
+        }
+        assert!(inbox.is_empty());
+    }
+}
+
+#[test]
+fn two_threads_answering_one_ticket_exactly_one_wins() {
+    for _ in 0..ROUNDS {
+        let ctx = Context::new();
+        let inbox = QuestionInbox::new();
+        let _reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let pending = ctx
+            .user_questions()
+            .start(AskUserQuestionRequest::new(questions()))
+            .unwrap();
+        let (a, b) = (inbox.clone(), inbox.clone());
+        let (ra, rb) = together(
+            move || a.answer(1, answer("pnpm")),
+            move || b.answer(1, answer("npm")),
+        );
+        let winner = match (ra, rb) {
+            (Ok(()), Err(e)) => {
+                assert_eq!(e.code(), ErrorCode::AlreadyResolved);
+                "pnpm"
+            }
+            (Err(e), Ok(())) => {
+                assert_eq!(e.code(), ErrorCode::AlreadyResolved);
+                "npm"
+            }
+            other => panic!("exactly one answer must win: {other:?}"),
+        };
+        assert_eq!(block_on(pending).unwrap(), answer(winner));
+    }
+}
+
+#[test]
+fn ten_thousand_concurrent_asks_answered_from_four_threads() {
+    const ASKS: usize = 10_000;
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let asks: Vec<_> = (0..ASKS)
+        .map(|_| {
+            ctx.user_questions()
+                .start(AskUserQuestionRequest::new(questions()))
+                .unwrap()
+        })
+        .collect();
+    let asker = thread::spawn(move || block_on(futures::future::join_all(asks)));
+    let answerers: Vec<_> = (0..4u64)
+        .map(|k| {
+            let inbox = inbox.clone();
+            thread::spawn(move || {
+                let mut mine = 0;
+                // Every thread tries every ticket; the first valid answer wins.
+                for ticket in 1..=ASKS as u64 {
+                    let label = if ticket % 2 == 0 { "pnpm" } else { "npm" };
+                    match inbox.answer((ticket + k * 2500 - 1) % ASKS as u64 + 1, answer(label)) {
+                        Ok(()) => mine += 1,
+                        Err(e) => assert_eq!(e.code(), ErrorCode::AlreadyResolved),
+                    }
+                }
+                mine
+            })
+        })
+        .collect();
+    let answered: usize = answerers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(answered, ASKS, "every ticket answered exactly once");
+    let results = asker.join().unwrap();
+    for (i, result) in results.into_iter().enumerate() {
+        let ticket = i as u64 + 1;
+        let label = if ticket % 2 == 0 { "pnpm" } else { "npm" };
+        assert_eq!(result.unwrap(), answer(label));
+    }
+    assert!(inbox.pending().is_empty());
+}

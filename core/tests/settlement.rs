@@ -1,0 +1,516 @@
+//! SPEC §3 and §4 through the Rust API: validation before the provider, and every ask
+//! settling exactly once — by answer, abort, disposal, failure or panic.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::executor::block_on;
+use user_questions::{
+    AbortController, AbortSignal, Agent, AskUserQuestionAnswer, AskUserQuestionItem,
+    AskUserQuestionRequest, Context, ErrorCode, InboxEvent, Outcome, ProviderFuture,
+    ProviderRequest, QuestionInbox, UserQuestionError, UserQuestionProvider, messages,
+    parse_answer_json, parse_questions,
+};
+
+fn questions() -> Vec<AskUserQuestionItem> {
+    parse_questions(&serde_json::json!([
+        {"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}, {"label": "npm"}]}
+    ]))
+    .unwrap()
+}
+
+fn answer(label: &str) -> AskUserQuestionAnswer {
+    parse_answer_json(&format!(
+        r#"{{"answers":[{{"id":"pkg","selected":["{label}"]}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// A provider built from a closure, counting its calls and keeping the signals it saw.
+struct FnProvider<F> {
+    f: F,
+    calls: Arc<AtomicUsize>,
+    signals: Arc<Mutex<Vec<AbortSignal>>>,
+}
+
+impl<F> FnProvider<F> {
+    fn new(f: F) -> (Self, Arc<AtomicUsize>, Arc<Mutex<Vec<AbortSignal>>>) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let signals = Arc::new(Mutex::new(Vec::new()));
+        (
+            FnProvider {
+                f,
+                calls: calls.clone(),
+                signals: signals.clone(),
+            },
+            calls,
+            signals,
+        )
+    }
+}
+
+impl<F: Fn(ProviderRequest) -> ProviderFuture + Send + Sync + 'static> UserQuestionProvider
+    for FnProvider<F>
+{
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.signals.lock().unwrap().push(request.signal.clone());
+        (self.f)(request)
+    }
+}
+
+fn never(_: ProviderRequest) -> ProviderFuture {
+    Box::pin(futures::future::pending())
+}
+
+#[test]
+fn checks_run_in_order_and_the_provider_is_not_reached() {
+    let ctx = Context::new();
+    let (provider, calls, _) = FnProvider::new(never);
+    let _reg = ctx.user_questions().register_provider(provider).unwrap();
+    let aborted = AbortController::new();
+    aborted.abort();
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(vec![]).with_signal(aborted.signal())),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::AskAborted, messages::ASK_ABORTED)
+    );
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(vec![]).with_agent(Agent::new("stale"))),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::EmptyQuestions);
+    let root = Agent::new("root");
+    let child = Agent::new("child");
+    let _r = ctx.agents().enter(&root, None).unwrap();
+    let _c = ctx.agents().enter(&child, Some(&root)).unwrap();
+    let mut bad = questions();
+    bad[0].intent = Some(user_questions::AskUserQuestionIntent {
+        kind: "plan-review".into(),
+        approve: "Ship".into(),
+    });
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(bad.clone()).with_agent(child.clone())),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::DelegatedCaller, messages::DELEGATED_CALLER)
+    );
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(bad).with_agent(root.clone())),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadIntent);
+    assert_eq!(
+        err.message(),
+        r#"question pkg declares intent plan-review whose approve label "Ship" names none of its options"#
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn no_provider_and_duplicate_provider() {
+    let ctx = Context::new();
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::NoProvider, messages::NO_PROVIDER)
+    );
+    let _reg = ctx
+        .user_questions()
+        .register_provider(QuestionInbox::new())
+        .unwrap();
+    let err = ctx
+        .user_questions()
+        .register_provider(QuestionInbox::new())
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::DuplicateProvider, messages::DUPLICATE_PROVIDER)
+    );
+}
+
+#[test]
+fn a_stale_disposer_leaves_a_later_provider_in_place() {
+    let ctx = Context::new();
+    let first = ctx
+        .user_questions()
+        .register_provider(QuestionInbox::new())
+        .unwrap();
+    first.dispose();
+    first.dispose();
+    assert!(!ctx.user_questions().has_provider());
+    let inbox = QuestionInbox::new();
+    let second = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    first.dispose();
+    assert!(second.is_active());
+    assert!(ctx.user_questions().has_provider());
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    assert_eq!(inbox.len(), 1);
+    inbox.answer(1, answer("npm")).unwrap();
+    assert_eq!(block_on(pending).unwrap(), answer("npm"));
+}
+
+#[test]
+fn abort_while_waiting_settles_at_once_even_if_the_provider_ignores_it() {
+    let ctx = Context::new();
+    let (provider, calls, signals) = FnProvider::new(never);
+    let _reg = ctx.user_questions().register_provider(provider).unwrap();
+    let controller = AbortController::new();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()).with_signal(controller.signal()))
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        controller.abort();
+    });
+    let err = block_on(pending).unwrap_err();
+    t.join().unwrap();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::AskAborted, messages::ASK_ABORTED)
+    );
+    assert!(
+        signals.lock().unwrap()[0].is_aborted(),
+        "the provider saw its signal fire"
+    );
+}
+
+#[test]
+fn the_provider_always_gets_a_signal_that_fires_on_every_withdrawal() {
+    // Caller's abort.
+    let ctx = Context::new();
+    let (provider, _, signals) = FnProvider::new(never);
+    let _reg = ctx.user_questions().register_provider(provider).unwrap();
+    let c = AbortController::new();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()).with_signal(c.signal()))
+        .unwrap();
+    assert!(!signals.lock().unwrap()[0].is_aborted());
+    c.abort();
+    assert!(signals.lock().unwrap()[0].is_aborted());
+    drop(pending);
+
+    // The asker drops its future.
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    assert!(!signals.lock().unwrap()[1].is_aborted());
+    drop(pending);
+    assert!(signals.lock().unwrap()[1].is_aborted());
+}
+
+#[test]
+fn provider_disposal_settles_waiting_asks() {
+    let ctx = Context::new();
+    let (provider, _, signals) = FnProvider::new(never);
+    let reg = ctx.user_questions().register_provider(provider).unwrap();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    reg.dispose();
+    assert!(signals.lock().unwrap()[0].is_aborted());
+    let err = block_on(pending).unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::AskAborted, messages::PROVIDER_DISPOSED)
+    );
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoProvider);
+}
+
+#[test]
+fn context_drop_settles_waiting_asks_and_later_asks_fail_no_provider() {
+    let ctx = Context::new();
+    let service = ctx.user_questions().clone();
+    let inbox = QuestionInbox::new();
+    let _reg = service.register_provider(inbox.clone()).unwrap();
+    let pending: Vec<_> = (0..1000)
+        .map(|_| {
+            service
+                .start(AskUserQuestionRequest::new(questions()))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(inbox.len(), 1000);
+    drop(ctx);
+    assert!(inbox.is_empty(), "withdrawn asks leave pending()");
+    for result in block_on(futures::future::join_all(pending)) {
+        let err = result.unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (ErrorCode::AskAborted, messages::PROVIDER_DISPOSED)
+        );
+    }
+    let err = block_on(service.ask(AskUserQuestionRequest::new(questions()))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoProvider);
+    assert_eq!(
+        service
+            .register_provider(QuestionInbox::new())
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidArgument
+    );
+}
+
+#[test]
+fn provider_errors_pass_through_and_panics_become_provider_failed() {
+    let cases: Vec<(
+        Box<dyn Fn(ProviderRequest) -> ProviderFuture + Send + Sync>,
+        ErrorCode,
+        &str,
+    )> = vec![
+        (
+            Box::new(|_| Box::pin(async { Err(UserQuestionError::cancelled()) })),
+            ErrorCode::AskCancelled,
+            messages::ASK_CANCELLED,
+        ),
+        (
+            Box::new(|_| Box::pin(async { Err(UserQuestionError::provider_failed("boom")) })),
+            ErrorCode::ProviderFailed,
+            "boom",
+        ),
+        (
+            Box::new(|_| panic!("sync boom")),
+            ErrorCode::ProviderFailed,
+            "the user-questions provider panicked: sync boom",
+        ),
+        (
+            Box::new(|_| Box::pin(async { panic!("async boom") })),
+            ErrorCode::ProviderFailed,
+            "the user-questions provider panicked: async boom",
+        ),
+        (
+            Box::new(|_| Box::pin(async { Err(UserQuestionError::new(ErrorCode::Ok, "fine?")) })),
+            ErrorCode::ProviderFailed,
+            "the user-questions provider failed with code OK: fine?",
+        ),
+    ];
+    for (f, code, message) in cases {
+        let ctx = Context::new();
+        let (provider, _, _) = FnProvider::new(f);
+        let _reg = ctx.user_questions().register_provider(provider).unwrap();
+        let err = block_on(
+            ctx.user_questions()
+                .ask(AskUserQuestionRequest::new(questions())),
+        )
+        .unwrap_err();
+        assert_eq!((err.code(), err.message()), (code, message));
+        // State stays intact: the next ask through the same provider settles too.
+        let again = block_on(
+            ctx.user_questions()
+                .ask(AskUserQuestionRequest::new(questions())),
+        );
+        assert_eq!(again.unwrap_err().code(), code);
+    }
+}
+
+#[test]
+fn answers_pass_through_unless_strict() {
+    let ctx = Context::new();
+    let bad = answer("yarn");
+    let given = bad.clone();
+    let (provider, _, _) = FnProvider::new(move |_| {
+        let a = given.clone();
+        Box::pin(async move { Ok(a) }) as ProviderFuture
+    });
+    let _reg = ctx.user_questions().register_provider(provider).unwrap();
+    assert_eq!(
+        block_on(
+            ctx.user_questions()
+                .ask(AskUserQuestionRequest::new(questions()))
+        )
+        .unwrap(),
+        bad
+    );
+    ctx.user_questions().set_strict(true);
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadAnswer);
+    assert_eq!(
+        err.message(),
+        r#"question pkg selects "yarn", which is not one of its options"#
+    );
+}
+
+#[test]
+fn inbox_settles_by_ticket_and_tells_subscribers_in_order() {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let log = events.clone();
+    let sub = inbox.subscribe(move |e| log.lock().unwrap().push(e.clone()));
+    let root = Agent::new("root");
+    let _d = ctx.agents().enter(&root, None).unwrap();
+    let c = AbortController::new();
+    let asks: Vec<_> = (0..4)
+        .map(|i| {
+            let mut r = AskUserQuestionRequest::new(questions());
+            if i == 0 {
+                r = r.with_agent(root.clone());
+            }
+            if i == 3 {
+                r = r.with_signal(c.signal());
+            }
+            ctx.user_questions().start(r).unwrap()
+        })
+        .collect();
+    let pending = inbox.pending();
+    assert_eq!(
+        pending.iter().map(|p| p.ticket).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    assert_eq!(pending[0].agent_id.as_deref(), Some("root"));
+    assert_eq!(
+        serde_json::to_string(&pending[1]).unwrap(),
+        r#"{"ticket":2,"questions":[{"id":"pkg","question":"Which?","options":[{"label":"pnpm"},{"label":"npm"}]}]}"#
+    );
+
+    let bad = inbox.answer(1, answer("yarn")).unwrap_err();
+    assert_eq!(bad.code(), ErrorCode::BadAnswer);
+    assert_eq!(inbox.len(), 4, "a bad answer leaves it pending");
+    inbox.answer(1, answer("pnpm")).unwrap();
+    inbox.cancel(2).unwrap();
+    inbox.fail(3, "the chat bot went away").unwrap();
+    c.abort();
+    assert!(inbox.is_empty());
+    for t in 1..=4 {
+        let e = inbox.cancel(t).unwrap_err();
+        assert_eq!(
+            (e.code(), e.message().to_owned()),
+            (
+                ErrorCode::AlreadyResolved,
+                format!("question {t} is already resolved")
+            )
+        );
+    }
+    for t in [0, 5, 99] {
+        let e = inbox.answer(t, answer("pnpm")).unwrap_err();
+        assert_eq!(
+            (e.code(), e.message().to_owned()),
+            (
+                ErrorCode::NotPending,
+                format!("question {t} is not pending")
+            )
+        );
+    }
+    let results = block_on(futures::future::join_all(asks));
+    assert_eq!(results[0].as_ref().unwrap(), &answer("pnpm"));
+    assert_eq!(
+        results[1].as_ref().unwrap_err().code(),
+        ErrorCode::AskCancelled
+    );
+    let failed = results[2].as_ref().unwrap_err();
+    assert_eq!(
+        (failed.code(), failed.message()),
+        (ErrorCode::ProviderFailed, "the chat bot went away")
+    );
+    assert_eq!(
+        results[3].as_ref().unwrap_err().code(),
+        ErrorCode::AskAborted
+    );
+
+    sub.unsubscribe();
+    let _late = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    let got: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(InboxEvent::to_json)
+        .collect();
+    let resolved = |t: u64, o: Outcome| {
+        InboxEvent::Resolved {
+            ticket: t,
+            outcome: o,
+        }
+        .to_json()
+    };
+    assert_eq!(got.len(), 8, "{got:?}");
+    assert!(
+        got[..4]
+            .iter()
+            .all(|e| e.starts_with(r#"{"type":"requested","ticket":"#))
+    );
+    assert_eq!(
+        got[4..],
+        [
+            resolved(1, Outcome::Answered),
+            resolved(2, Outcome::Cancelled),
+            resolved(3, Outcome::Failed),
+            resolved(4, Outcome::Aborted)
+        ]
+    );
+    assert_eq!(
+        resolved(4, Outcome::Aborted),
+        r#"{"type":"resolved","ticket":4,"outcome":"aborted"}"#
+    );
+}
+
+#[test]
+fn a_subscriber_may_answer_from_inside_its_callback() {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let (log, answering) = (events.clone(), inbox.clone());
+    let _sub = inbox.subscribe(move |e| {
+        log.lock().unwrap().push(e.to_json());
+        if let InboxEvent::Requested(p) = e {
+            answering.answer(p.ticket, answer("npm")).unwrap();
+        }
+    });
+    let got = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap();
+    assert_eq!(got, answer("npm"));
+    let events = events.lock().unwrap();
+    assert_eq!(events.len(), 2);
+    assert!(events[0].starts_with(r#"{"type":"requested""#));
+    assert_eq!(
+        events[1],
+        r#"{"type":"resolved","ticket":1,"outcome":"answered"}"#
+    );
+}
