@@ -36,6 +36,7 @@ pub mod answer;
 pub mod auto;
 pub mod error;
 pub mod inbox;
+pub mod limits;
 pub mod service;
 pub mod tool;
 pub mod types;

@@ -16,6 +16,7 @@ use crate::abort::{AbortController, AbortListener, AbortSignal};
 use crate::agents::{Agent, AgentRegistry, Standing};
 use crate::answer::validate_answer;
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
+use crate::limits::check_question_limits;
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
 use crate::validate::{check_not_empty, check_questions};
 
@@ -224,7 +225,7 @@ impl UserQuestionService {
         async move { started?.await }
     }
 
-    /// Runs the checks of §3 now and, when they pass, reaches the provider now (on this
+    /// Checks the input limits ([`crate::limits`], `INVALID_REQUEST`), then runs the checks of §3 now and, when they pass, reaches the provider now (on this
     /// thread). `Err` means the provider was not reached; `Ok` is the waiting ask, which
     /// settles exactly once.
     pub fn start(&self, request: AskUserQuestionRequest) -> Result<PendingAsk> {
@@ -233,6 +234,7 @@ impl UserQuestionService {
             agent,
             signal,
         } = request;
+        check_question_limits(&questions)?;
         if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
             return Err(UserQuestionError::aborted());
         }

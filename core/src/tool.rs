@@ -194,7 +194,11 @@ pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
             };
             Ok(item)
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .and_then(|questions| {
+            crate::limits::check_question_limits(&questions)?;
+            Ok(questions)
+        })
 }
 
 /// Executes the tool: maps the arguments, asks through `service` with the caller's agent
@@ -228,8 +232,10 @@ pub fn execute_json(
     args_json: &str,
     exec: ToolExecution,
 ) -> impl Future<Output = ToolResult> + Send + 'static + use<> {
-    let args = serde_json::from_str::<Value>(args_json).map_err(|e| {
-        UserQuestionError::invalid_request(format!("arguments are not valid JSON: {e}"))
+    let args = crate::limits::check_json_size(args_json, "arguments").and_then(|()| {
+        serde_json::from_str::<Value>(args_json).map_err(|e| {
+            UserQuestionError::invalid_request(format!("arguments are not valid JSON: {e}"))
+        })
     });
     let started = args.map(|args| execute(service, &args, exec));
     async move {

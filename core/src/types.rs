@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Result, UserQuestionError};
+use crate::limits;
 
 /// One choice offered by a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,10 +224,20 @@ pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     let list = value
         .as_array()
         .ok_or_else(|| type_error("questions", "an array"))?;
-    list.iter()
+    if list.len() > limits::MAX_QUESTIONS {
+        return Err(UserQuestionError::invalid_request(format!(
+            "questions must have at most {} items (it has {})",
+            limits::MAX_QUESTIONS,
+            list.len()
+        )));
+    }
+    let questions = list
+        .iter()
         .enumerate()
         .map(|(i, q)| parse_question(q, &format!("questions[{i}]")))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    limits::check_question_limits(&questions)?;
+    Ok(questions)
 }
 
 /// Parses a request object `{"questions": [...]}` (untyped JSON); other keys are ignored.
@@ -242,6 +253,7 @@ pub fn parse_request(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
 ///
 /// Text that is not JSON fails `INVALID_REQUEST` with `request is not valid JSON: …`.
 pub fn parse_request_json(text: &str) -> Result<Vec<AskUserQuestionItem>> {
+    limits::check_json_size(text, "request")?;
     let value: Value = serde_json::from_str(text).map_err(|e| {
         UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
     })?;
@@ -289,11 +301,14 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(AskUserQuestionAnswer { answers })
+    let answer = AskUserQuestionAnswer { answers };
+    limits::check_answer_limits(&answer)?;
+    Ok(answer)
 }
 
 /// Parses answer JSON text; see [`parse_answer`].
 pub fn parse_answer_json(text: &str) -> Result<AskUserQuestionAnswer> {
+    limits::check_json_size(text, "answer")?;
     let value: Value = serde_json::from_str(text).map_err(|e| {
         UserQuestionError::invalid_request(format!("answer is not valid JSON: {e}"))
     })?;

@@ -514,3 +514,76 @@ fn a_subscriber_may_answer_from_inside_its_callback() {
         r#"{"type":"resolved","ticket":1,"outcome":"answered"}"#
     );
 }
+
+#[test]
+fn input_beyond_the_limits_fails_invalid_request_naming_it() {
+    use user_questions::limits::*;
+    use user_questions::parse_request_json;
+    let many: Vec<_> = (0..=MAX_QUESTIONS)
+        .map(|i| serde_json::json!({"id": i.to_string(), "question": "q"}))
+        .collect();
+    let text = serde_json::json!({"questions": many}).to_string();
+    let err = parse_request_json(&text).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidRequest);
+    assert_eq!(
+        err.message(),
+        "questions must have at most 256 items (it has 257)"
+    );
+
+    let long = "x".repeat(MAX_TEXT_BYTES + 1);
+    let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "options": [{"label": "ok"}, {"label": long}]}]}).to_string();
+    assert_eq!(
+        parse_request_json(&text).unwrap_err().message(),
+        "questions[0].options[1].label must be at most 65536 bytes long"
+    );
+    let options: Vec<_> = (0..=MAX_OPTIONS)
+        .map(|i| serde_json::json!({"label": i.to_string()}))
+        .collect();
+    let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "options": options}]})
+        .to_string();
+    assert_eq!(
+        parse_request_json(&text).unwrap_err().message(),
+        "questions[0].options must have at most 256 items (it has 257)"
+    );
+    // A long plan is fine up to its own limit.
+    let plan = "p".repeat(MAX_TEXT_BYTES * 4);
+    let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "detail": plan}]})
+        .to_string();
+    parse_request_json(&text).unwrap();
+    let huge = " ".repeat(MAX_JSON_BYTES + 1);
+    assert_eq!(
+        parse_request_json(&huge).unwrap_err().message(),
+        "request must be at most 8388608 bytes long"
+    );
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert_eq!(
+        parse_request_json(&deep).unwrap_err().code(),
+        ErrorCode::InvalidRequest
+    );
+
+    // Typed Rust requests meet the same limits, before the checks of §3.
+    let ctx = Context::new();
+    let mut q = questions();
+    q[0].question = long;
+    let aborted = AbortController::new();
+    aborted.abort();
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(q).with_signal(aborted.signal())),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (
+            ErrorCode::InvalidRequest,
+            "questions[0].question must be at most 65536 bytes long"
+        )
+    );
+    // And the next valid call works.
+    let err = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoProvider);
+}
