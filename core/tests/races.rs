@@ -224,7 +224,11 @@ fn ten_thousand_concurrent_asks_answered_from_four_threads() {
                 let mut mine = 0;
                 // Every thread tries every ticket; the first valid answer wins.
                 for ticket in 1..=ASKS as u64 {
-                    let label = if ticket % 2 == 0 { "pnpm" } else { "npm" };
+                    let label = if ticket.is_multiple_of(2) {
+                        "pnpm"
+                    } else {
+                        "npm"
+                    };
                     match inbox.answer((ticket + k * 2500 - 1) % ASKS as u64 + 1, answer(label)) {
                         Ok(()) => mine += 1,
                         Err(e) => assert_eq!(e.code(), ErrorCode::AlreadyResolved),
@@ -239,7 +243,11 @@ fn ten_thousand_concurrent_asks_answered_from_four_threads() {
     let results = asker.join().unwrap();
     for (i, result) in results.into_iter().enumerate() {
         let ticket = i as u64 + 1;
-        let label = if ticket % 2 == 0 { "pnpm" } else { "npm" };
+        let label = if ticket.is_multiple_of(2) {
+            "pnpm"
+        } else {
+            "npm"
+        };
         assert_eq!(result.unwrap(), answer(label));
     }
     assert!(inbox.pending().is_empty());

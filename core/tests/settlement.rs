@@ -60,6 +60,8 @@ impl<F: Fn(ProviderRequest) -> ProviderFuture + Send + Sync + 'static> UserQuest
     }
 }
 
+type ProviderFn = Box<dyn Fn(ProviderRequest) -> ProviderFuture + Send + Sync>;
+
 fn never(_: ProviderRequest) -> ProviderFuture {
     Box::pin(futures::future::pending())
 }
@@ -283,11 +285,7 @@ fn context_drop_settles_waiting_asks_and_later_asks_fail_no_provider() {
 
 #[test]
 fn provider_errors_pass_through_and_panics_become_provider_failed() {
-    let cases: Vec<(
-        Box<dyn Fn(ProviderRequest) -> ProviderFuture + Send + Sync>,
-        ErrorCode,
-        &str,
-    )> = vec![
+    let cases: Vec<(ProviderFn, ErrorCode, &str)> = vec![
         (
             Box::new(|_| Box::pin(async { Err(UserQuestionError::cancelled()) })),
             ErrorCode::AskCancelled,
