@@ -1,0 +1,203 @@
+//! Scale figures (issue 7): memory per pending ask, `pending()` and settle times for 100,000
+//! waiting asks, threads per ask, and throughput with 4 asking and 4 answering threads.
+//!
+//! `cargo bench -p user-questions --bench scale` prints `BENCH <name> <value> <unit>` lines.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Instant;
+
+use futures::executor::block_on;
+use user_questions::{
+    AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionRequest, Context, QuestionInbox,
+    parse_answer_json, parse_questions,
+};
+
+/// Counts live heap bytes, so a pending ask's own cost can be told from its payload's.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call forwards to the system allocator with the caller's own arguments; the
+// counter is only arithmetic on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller upholds alloc's contract; we pass it through unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: ptr was allocated by System.alloc with this layout (see alloc above).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: same contract as GlobalAlloc::realloc, passed through.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn questions() -> Vec<AskUserQuestionItem> {
+    parse_questions(&serde_json::json!([
+        {"id": "pkg", "question": "Which package manager?", "options": [
+            {"label": "pnpm (Recommended)", "description": "Fast"}, {"label": "npm"}]}
+    ]))
+    .unwrap()
+}
+
+fn answer() -> AskUserQuestionAnswer {
+    parse_answer_json(r#"{"answers":[{"id":"pkg","selected":["npm"]}]}"#).unwrap()
+}
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+fn report(name: &str, value: f64, unit: &str) {
+    println!("BENCH {name} {value:.1} {unit}");
+}
+
+fn many_waiting(n: usize) {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let template = questions();
+    // The payload: the questions each ask carries, built before the asks.
+    let before_payload = LIVE.load(Ordering::Relaxed);
+    let payloads: Vec<_> = (0..n).map(|_| template.clone()).collect();
+    let payload_bytes = LIVE.load(Ordering::Relaxed) - before_payload;
+    let threads_before = threads();
+    let before = LIVE.load(Ordering::Relaxed);
+    let start = Instant::now();
+    let asks: Vec<_> = payloads
+        .into_iter()
+        .map(|q| {
+            ctx.user_questions()
+                .start(AskUserQuestionRequest::new(q))
+                .unwrap()
+        })
+        .collect();
+    let ask_time = start.elapsed();
+    // Vec<Item> → Arc<[Item]> moves the payload; count it once.
+    let seam_bytes = LIVE.load(Ordering::Relaxed) - before;
+    report("pending_asks", n as f64, "asks");
+    report("start_per_ask", ask_time.as_nanos() as f64 / n as f64, "ns");
+    report(
+        "bytes_per_pending_ask_beyond_payload",
+        (seam_bytes as f64) / n as f64,
+        "B",
+    );
+    report(
+        "payload_bytes_per_ask",
+        payload_bytes as f64 / n as f64,
+        "B",
+    );
+    report(
+        "threads_created_for_asks",
+        (threads() - threads_before) as f64,
+        "threads",
+    );
+    let start = Instant::now();
+    let pending = inbox.pending();
+    report("pending_call", start.elapsed().as_secs_f64() * 1e3, "ms");
+    assert_eq!(pending.len(), n);
+    drop(pending);
+    let start = Instant::now();
+    drop(ctx);
+    let results = block_on(futures::future::join_all(asks));
+    report(
+        "settle_all_by_context_drop",
+        start.elapsed().as_secs_f64() * 1e3,
+        "ms",
+    );
+    assert!(results.iter().all(|r| r.is_err()));
+}
+
+fn contention(seconds: f64) {
+    let ctx = Arc::new(Context::new());
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let done = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(9));
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        let (ctx, done, stop, barrier) = (ctx.clone(), done.clone(), stop.clone(), barrier.clone());
+        handles.push(thread::spawn(move || {
+            let qs = questions();
+            barrier.wait();
+            while !stop.load(Ordering::Relaxed) {
+                // Keep a small window of asks in flight per thread.
+                let window: Vec<_> = (0..16)
+                    .map(|_| {
+                        ctx.user_questions()
+                            .start(AskUserQuestionRequest::new(qs.clone()))
+                            .unwrap()
+                    })
+                    .collect();
+                for r in block_on(futures::future::join_all(window)) {
+                    if r.is_ok() {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }));
+    }
+    for _ in 0..4 {
+        let (inbox, stop, barrier) = (inbox.clone(), stop.clone(), barrier.clone());
+        handles.push(thread::spawn(move || {
+            barrier.wait();
+            while !stop.load(Ordering::Relaxed) {
+                for p in inbox.pending().into_iter().take(8) {
+                    let _ = inbox.answer(p.ticket, answer());
+                }
+                thread::yield_now();
+            }
+        }));
+    }
+    barrier.wait();
+    let start = Instant::now();
+    thread::sleep(std::time::Duration::from_secs_f64(seconds));
+    let n = done.load(Ordering::Relaxed);
+    let elapsed = start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    ctx.dispose();
+    for h in handles {
+        h.join().unwrap();
+    }
+    report(
+        "contention_4x4_asks_per_second",
+        n as f64 / elapsed,
+        "asks/s",
+    );
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run small then.
+    let full = std::env::args().any(|a| a == "--bench");
+    println!(
+        "cores: {}",
+        thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    many_waiting(if full { 100_000 } else { 1_000 });
+    contention(if full { 2.0 } else { 0.1 });
+}

@@ -1,0 +1,40 @@
+//! Request JSON through the full validation path: parsing, the checks of §3, a provider.
+#![no_main]
+
+use futures::executor::block_on;
+use libfuzzer_sys::fuzz_target;
+use user_questions::{
+    AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode, check_request,
+    parse_request_json, validate_answer,
+};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let questions = match parse_request_json(text) {
+        Ok(q) => q,
+        Err(e) => {
+            assert_eq!(e.code(), ErrorCode::InvalidRequest);
+            return;
+        }
+    };
+    let checked = check_request(&questions);
+    let ctx = Context::new();
+    let responder =
+        AutoResponder::new(AutoPolicy::Recommended).approve_intents(data.len() % 2 == 0);
+    let _reg = ctx.user_questions().register_provider(responder).unwrap();
+    ctx.user_questions().set_strict(true);
+    let result = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions.clone())),
+    );
+    match (checked, result) {
+        (Ok(()), Ok(answer)) => {
+            // What the auto-responder gives always fits (strict is on, so the seam checked too).
+            validate_answer(&questions, &answer).unwrap();
+        }
+        (Err(c), Err(r)) => assert_eq!(c, r),
+        (c, r) => panic!("uq check and ask disagree: {c:?} vs {r:?}"),
+    }
+});
