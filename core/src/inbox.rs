@@ -373,4 +373,10 @@ impl UserQuestionProvider for QuestionInbox {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
         self.ask_with_hooks(request, |_| {}, None)
     }
+
+    /// The inbox settles each ticket once under its lock, answer or withdrawal, whichever
+    /// came first; the asker gets exactly that.
+    fn decides_withdrawal_races(&self) -> bool {
+        true
+    }
 }

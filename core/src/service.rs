@@ -34,11 +34,26 @@ pub type ProviderFuture =
 pub trait UserQuestionProvider: Send + Sync + 'static {
     /// Shows `request.questions` and resolves with the answer.
     fn ask(&self, request: ProviderRequest) -> ProviderFuture;
+
+    /// Whether this provider itself decides the race between an answer and a withdrawal:
+    /// its future resolves with the answer when the answer came first, and with an error
+    /// when the withdrawal did. [`QuestionInbox`](crate::QuestionInbox) does, under its lock,
+    /// so what its `answer()` reports always matches what the asker gets.
+    ///
+    /// `false` (the default): once the ask is withdrawn it settles with the withdrawal's
+    /// error, and whatever the provider resolves afterwards is dropped (§4.1).
+    fn decides_withdrawal_races(&self) -> bool {
+        false
+    }
 }
 
 impl<P: UserQuestionProvider + ?Sized> UserQuestionProvider for Arc<P> {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
         (**self).ask(request)
+    }
+
+    fn decides_withdrawal_races(&self) -> bool {
+        (**self).decides_withdrawal_races()
     }
 }
 
@@ -349,6 +364,7 @@ pub struct PendingAsk {
     listeners: Vec<AbortListener>,
     questions: Arc<[AskUserQuestionItem]>,
     strict: bool,
+    provider_decides: bool,
     registration: Option<Arc<Registration>>,
 }
 
@@ -396,6 +412,7 @@ impl PendingAsk {
             signal: settlement.withdraw.signal(),
         };
         let provider = registration.provider.clone();
+        let provider_decides = provider.decides_withdrawal_races();
         let future: ProviderFuture = match catch_unwind(AssertUnwindSafe(|| provider.ask(request)))
         {
             Ok(future) => future,
@@ -422,6 +439,7 @@ impl PendingAsk {
             listeners,
             questions,
             strict,
+            provider_decides,
             registration: Some(registration),
         }
     }
@@ -479,7 +497,14 @@ impl Future for PendingAsk {
                 "the ask was polled after it settled",
             )));
         };
-        // An answer that is already in wins over a withdrawal that comes after it.
+        // A withdrawal settles the ask at once; what the provider resolves after it is late and
+        // dropped — unless the provider decides that race itself (the inbox).
+        if !this.provider_decides
+            && let Some(reason) = this.settlement.reason()
+        {
+            this.settle();
+            return Poll::Ready(Err(reason));
+        }
         let polled = catch_unwind(AssertUnwindSafe(|| provider.as_mut().poll(cx)));
         let outcome = match polled {
             Ok(Poll::Ready(outcome)) => Some(outcome),

@@ -585,3 +585,46 @@ fn input_beyond_the_limits_fails_invalid_request_naming_it() {
     .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoProvider);
 }
+
+/// §4.1: an answer the provider gives after it saw the withdrawal is late and dropped.
+struct AnswersOnWithdrawal;
+
+impl UserQuestionProvider for AnswersOnWithdrawal {
+    fn ask(&self, r: ProviderRequest) -> ProviderFuture {
+        let withdrawn = r.signal.aborted();
+        Box::pin(async move {
+            withdrawn.await;
+            Ok(answer("npm"))
+        })
+    }
+}
+
+#[test]
+fn a_late_answer_after_the_withdrawal_is_dropped() {
+    let ctx = Context::new();
+    let reg = ctx
+        .user_questions()
+        .register_provider(AnswersOnWithdrawal)
+        .unwrap();
+    let abort = AbortController::new();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()).with_signal(abort.signal()))
+        .unwrap();
+    abort.abort();
+    let err = block_on(pending).unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::AskAborted, messages::ASK_ABORTED)
+    );
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    reg.dispose();
+    let err = block_on(pending).unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::AskAborted, messages::PROVIDER_DISPOSED)
+    );
+}

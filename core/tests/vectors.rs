@@ -1,0 +1,672 @@
+//! The conformance vectors of SPEC §14, run against the Rust core.
+//!
+//! Runs every case of `tests/vectors/` (ask cases in `*.json`, tool cases in `tool/*.json`,
+//! inbox cases in `inbox/*.json`, format in `tests/vectors/README.md`) and, when the
+//! environment variable `UQ_VECTORS_DIR` is set, every case of that directory too. Each case
+//! runs on its own thread with a deadline, so a case that never settles is reported instead
+//! of hanging the suite. All failing cases are reported (file and case name) before the test
+//! fails.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use futures::executor::block_on;
+use serde_json::Value;
+use user_questions::tool::{self, ToolExecution};
+use user_questions::{
+    AbortController, Agent, AgentDetach, AskUserQuestionAnswer, AskUserQuestionItem,
+    AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode, ProviderFuture,
+    ProviderRequest, QuestionInbox, Result as UqResult, UserQuestionError, UserQuestionProvider,
+    messages, parse_answer, parse_request, parse_request_json,
+};
+
+/// How long one case may take before it is reported as never settling.
+const CASE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The minimum number of ask cases in this repository's own vectors (issue 2, item 12).
+const MIN_OWN_ASK_CASES: usize = 60;
+
+/// The three kinds of case, by directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Ask,
+    Tool,
+    Inbox,
+}
+
+impl Kind {
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Ask => "ask",
+            Kind::Tool => "tool",
+            Kind::Inbox => "inbox",
+        }
+    }
+}
+
+/// One case, with where it came from.
+struct Case {
+    kind: Kind,
+    file: PathBuf,
+    index: usize,
+    value: Value,
+}
+
+impl Case {
+    fn name(&self) -> String {
+        self.value
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("case #{}", self.index))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+}
+
+/// Loads every case under `root`; unreadable files become load errors.
+fn load(root: &Path, cases: &mut Vec<Case>, errors: &mut Vec<String>) {
+    for (kind, dir) in [
+        (Kind::Ask, root.to_path_buf()),
+        (Kind::Tool, root.join("tool")),
+        (Kind::Inbox, root.join("inbox")),
+    ] {
+        for file in json_files(&dir) {
+            let parsed = std::fs::read_to_string(&file)
+                .map_err(|e| e.to_string())
+                .and_then(|text| serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(Value::Array(items)) => {
+                    for (index, value) in items.into_iter().enumerate() {
+                        cases.push(Case {
+                            kind,
+                            file: file.clone(),
+                            index,
+                            value,
+                        });
+                    }
+                }
+                Ok(_) => errors.push(format!(
+                    "{}: a vector file must hold a JSON array of cases",
+                    file.display()
+                )),
+                Err(e) => errors.push(format!("{}: cannot load: {e}", file.display())),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Setup shared by all kinds: agents, caller, provider
+// ---------------------------------------------------------------------------------------
+
+/// The agents a case entered, with their detach handles, by id.
+struct Agents {
+    entered: HashMap<String, (Agent, AgentDetach)>,
+}
+
+fn enter_agents(ctx: &Context, case: &Value) -> Result<Agents, String> {
+    let mut entered: HashMap<String, (Agent, AgentDetach)> = HashMap::new();
+    if let Some(list) = case.get("agents") {
+        let list = list.as_array().ok_or("`agents` must be an array")?;
+        for spec in list {
+            let id = spec
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or("each agent needs a string `id`")?;
+            let depth = match spec.get("delegationDepth") {
+                None => 0,
+                Some(d) => d
+                    .as_u64()
+                    .and_then(|d| u32::try_from(d).ok())
+                    .ok_or("`delegationDepth` must be a small non-negative integer")?,
+            };
+            let owner = match spec.get("owner") {
+                None => None,
+                Some(o) => {
+                    let o = o.as_str().ok_or("`owner` must be a string")?;
+                    Some(
+                        entered
+                            .get(o)
+                            .map(|(a, _)| a.clone())
+                            .ok_or_else(|| format!("owner {o:?} was not entered before {id:?}"))?,
+                    )
+                }
+            };
+            let agent = Agent::with_delegation_depth(id, depth);
+            let detach = ctx
+                .agents()
+                .enter(&agent, owner.as_ref())
+                .map_err(|e| format!("entering agent {id:?} failed: {e}"))?;
+            entered.insert(id.to_owned(), (agent, detach));
+        }
+    }
+    if let Some(exits) = case.get("exit") {
+        let exits = exits.as_array().ok_or("`exit` must be an array")?;
+        for id in exits {
+            let id = id.as_str().ok_or("`exit` holds agent ids")?;
+            let (_, detach) = entered
+                .get(id)
+                .ok_or_else(|| format!("`exit` names {id:?}, which was not entered"))?;
+            detach.detach();
+        }
+    }
+    Ok(Agents { entered })
+}
+
+fn caller(case: &Value, agents: &Agents) -> Result<Option<Agent>, String> {
+    match case.get("caller") {
+        None => Ok(None),
+        Some(Value::String(id)) => agents
+            .entered
+            .get(id)
+            .map(|(a, _)| Some(a.clone()))
+            .ok_or_else(|| format!("`caller` names {id:?}, which was not entered")),
+        Some(Value::Object(obj)) => match obj.get("stale") {
+            Some(Value::String(id)) => Ok(Some(Agent::new(id.as_str()))),
+            _ => Err("`caller` object must be {\"stale\": \"<id>\"}".into()),
+        },
+        Some(_) => Err("`caller` must be an id or {\"stale\": id}".into()),
+    }
+}
+
+/// What the case's provider does when asked.
+#[derive(Clone)]
+enum Behaviour {
+    Answer(Value),
+    Fail(UserQuestionError),
+    Never,
+    Auto(AutoResponder),
+}
+
+/// The runner's provider: records that it was called and behaves as the case says. With
+/// `during`, it does not settle before its withdrawal signal fires (README, `abort`).
+struct VectorProvider {
+    behaviour: Behaviour,
+    during: bool,
+    called: Arc<AtomicBool>,
+}
+
+fn provider_answer(answer: &Value) -> UqResult<AskUserQuestionAnswer> {
+    // Answers are shape-checked only (§4.6); a wrong shape is a provider failure (§4.5).
+    parse_answer(answer).map_err(|e| {
+        UserQuestionError::provider_failed(format!(
+            "the user-questions provider answered with something that is not an answer: {}",
+            e.message()
+        ))
+    })
+}
+
+impl UserQuestionProvider for VectorProvider {
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        self.called.store(true, Ordering::SeqCst);
+        let outcome: ProviderFuture = match &self.behaviour {
+            Behaviour::Never => return Box::pin(futures::future::pending()),
+            Behaviour::Answer(answer) => {
+                let result = provider_answer(answer);
+                Box::pin(async move { result })
+            }
+            Behaviour::Fail(error) => {
+                let error = error.clone();
+                Box::pin(async move { Err(error) })
+            }
+            Behaviour::Auto(auto) => auto.ask(request.clone()),
+        };
+        if self.during {
+            let withdrawn = request.signal.aborted();
+            Box::pin(async move {
+                withdrawn.await;
+                outcome.await
+            })
+        } else {
+            outcome
+        }
+    }
+}
+
+fn behaviour(spec: &Value) -> Result<Behaviour, String> {
+    let obj = spec.as_object().ok_or("`provider` must be an object")?;
+    if let Some(answer) = obj.get("answer") {
+        return Ok(Behaviour::Answer(answer.clone()));
+    }
+    if let Some(fail) = obj.get("fail") {
+        let message = fail.get("message").and_then(Value::as_str);
+        return Ok(Behaviour::Fail(match fail.get("code") {
+            Some(code) => {
+                let name = code.as_str().ok_or("`fail.code` must be a string")?;
+                let code = ErrorCode::from_name(name)
+                    .ok_or_else(|| format!("`fail.code` {name:?} is not a code of §10"))?;
+                let message = message
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("provider failed with {name}"));
+                UserQuestionError::new(code, message)
+            }
+            // A plain error: the Rust form of a plain exception is a provider failure whose
+            // message passes through unchanged.
+            None => UserQuestionError::provider_failed(
+                message.ok_or("`fail` needs a `code` or a `message`")?,
+            ),
+        }));
+    }
+    if obj.get("never").and_then(Value::as_bool) == Some(true) {
+        return Ok(Behaviour::Never);
+    }
+    if let Some(policy) = obj.get("auto") {
+        let policy: AutoPolicy = policy
+            .as_str()
+            .ok_or("`auto` must be a policy name")?
+            .parse()
+            .map_err(|e: UserQuestionError| e.to_string())?;
+        let approve = match obj.get("approveIntents") {
+            None => false,
+            Some(b) => b.as_bool().ok_or("`approveIntents` must be a boolean")?,
+        };
+        return Ok(Behaviour::Auto(
+            AutoResponder::new(policy).approve_intents(approve),
+        ));
+    }
+    Err(format!("unknown provider {spec}"))
+}
+
+/// Registers the case's provider, if any; returns its "was called" flag.
+fn register_provider(
+    ctx: &Context,
+    case: &Value,
+    during: bool,
+) -> Result<Option<Arc<AtomicBool>>, String> {
+    let Some(spec) = case.get("provider") else {
+        return Ok(None);
+    };
+    let called = Arc::new(AtomicBool::new(false));
+    let provider = VectorProvider {
+        behaviour: behaviour(spec)?,
+        during,
+        called: called.clone(),
+    };
+    // The registration handle is dropped: dropping it keeps the provider registered.
+    let _registration = ctx
+        .user_questions()
+        .register_provider(provider)
+        .map_err(|e| format!("register_provider failed: {e}"))?;
+    Ok(Some(called))
+}
+
+fn request_questions(case: &Value) -> Result<UqResult<Vec<AskUserQuestionItem>>, String> {
+    if let Some(request) = case.get("request") {
+        Ok(parse_request(request))
+    } else if let Some(text) = case.get("requestJson") {
+        let text = text.as_str().ok_or("`requestJson` must be a string")?;
+        Ok(parse_request_json(text))
+    } else {
+        Err("a case needs `request` or `requestJson`".into())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparing outcomes
+// ---------------------------------------------------------------------------------------
+
+fn describe(outcome: &UqResult<AskUserQuestionAnswer>) -> String {
+    match outcome {
+        Ok(answer) => format!("answer {}", answer.to_compact_json()),
+        Err(e) => format!("error {} {:?}", e.code(), e.message()),
+    }
+}
+
+fn check_outcome(expect: &Value, outcome: &UqResult<AskUserQuestionAnswer>) -> Result<(), String> {
+    if let Some(answer) = expect.get("answer") {
+        return match outcome {
+            Ok(got) => {
+                let got = serde_json::to_value(got).map_err(|e| e.to_string())?;
+                if &got == answer {
+                    Ok(())
+                } else {
+                    Err(format!("expected answer {answer}, got answer {got}"))
+                }
+            }
+            Err(_) => Err(format!(
+                "expected answer {answer}, got {}",
+                describe(outcome)
+            )),
+        };
+    }
+    if let Some(error) = expect.get("error") {
+        let code = error
+            .get("code")
+            .and_then(Value::as_str)
+            .ok_or("`expect.error.code` must be a string")?;
+        let message = error.get("message").and_then(Value::as_str);
+        return match outcome {
+            Err(e) if e.code().as_str() == code && message.is_none_or(|m| m == e.message()) => {
+                Ok(())
+            }
+            _ => Err(format!(
+                "expected error {code}{}, got {}",
+                message.map(|m| format!(" {m:?}")).unwrap_or_default(),
+                describe(outcome)
+            )),
+        };
+    }
+    Err(format!("`expect` must hold `answer` or `error`: {expect}"))
+}
+
+fn check_provider_called(case: &Value, called: Option<&AtomicBool>) -> Result<(), String> {
+    let Some(expected) = case.get("providerCalled") else {
+        return Ok(());
+    };
+    let expected = expected
+        .as_bool()
+        .ok_or("`providerCalled` must be a boolean")?;
+    let got = called.is_some_and(|c| c.load(Ordering::SeqCst));
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected the provider {}to be called, but it was {}",
+            if expected { "" } else { "not " },
+            if got { "called" } else { "not called" }
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The three kinds
+// ---------------------------------------------------------------------------------------
+
+fn run_ask(case: &Value) -> Result<(), String> {
+    let ctx = Context::new();
+    let agents = enter_agents(&ctx, case)?;
+    let caller = caller(case, &agents)?;
+    let abort = match case.get("abort") {
+        None => None,
+        Some(Value::String(when)) if when == "before" || when == "during" => Some(when.as_str()),
+        Some(other) => return Err(format!("`abort` must be \"before\" or \"during\": {other}")),
+    };
+    let called = register_provider(&ctx, case, abort == Some("during"))?;
+    if let Some(strict) = case.get("strict") {
+        ctx.user_questions()
+            .set_strict(strict.as_bool().ok_or("`strict` must be a boolean")?);
+    }
+    let controller = AbortController::new();
+    if abort == Some("before") {
+        controller.abort();
+    }
+    // Malformed input fails before every check of §3, the aborted signal included.
+    let outcome = request_questions(case)?.and_then(|questions| {
+        let pending = ctx.user_questions().start(AskUserQuestionRequest {
+            questions,
+            agent: caller,
+            signal: abort.map(|_| controller.signal()),
+        })?;
+        if abort == Some("during") && called.as_ref().is_some_and(|c| c.load(Ordering::SeqCst)) {
+            controller.abort();
+        }
+        block_on(pending)
+    });
+    let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    check_outcome(expect, &outcome)?;
+    check_provider_called(case, called.as_deref())
+}
+
+fn run_tool(case: &Value) -> Result<(), String> {
+    let ctx = Context::new();
+    let agents = enter_agents(&ctx, case)?;
+    let agent = caller(case, &agents)?;
+    let called = register_provider(&ctx, case, false)?;
+    let exec = ToolExecution {
+        agent,
+        signal: None,
+    };
+    let result = if let Some(args) = case.get("args") {
+        block_on(tool::execute(ctx.user_questions(), args, exec))
+    } else if let Some(text) = case.get("argsJson") {
+        let text = text.as_str().ok_or("`argsJson` must be a string")?;
+        block_on(tool::execute_json(ctx.user_questions(), text, exec))
+    } else {
+        return Err("a tool case needs `args` or `argsJson`".into());
+    };
+    let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    let got = result.to_value();
+    if &got != expect {
+        return Err(format!("expected tool result {expect}\n      got {got}"));
+    }
+    check_provider_called(case, called.as_deref())
+}
+
+fn run_inbox(case: &Value) -> Result<(), String> {
+    let ctx = Context::new();
+    let agents = enter_agents(&ctx, case)?;
+    let caller = caller(case, &agents)?;
+    let caller_id = caller.as_ref().map(|a| a.id().to_owned());
+    let inbox = QuestionInbox::new();
+    let _registration = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .map_err(|e| format!("register_provider failed: {e}"))?;
+    let questions = request_questions(case)?;
+    let asked = questions.clone();
+    let started = questions.and_then(|questions| {
+        ctx.user_questions().start(AskUserQuestionRequest {
+            questions,
+            agent: caller,
+            signal: None,
+        })
+    });
+    let steps = match case.get("submit") {
+        None => Vec::new(),
+        Some(s) => s.as_array().ok_or("`submit` must be an array")?.clone(),
+    };
+    for (i, step) in steps.iter().enumerate() {
+        let ticket = match step.get("ticket") {
+            None => 1,
+            Some(t) => t
+                .as_u64()
+                .ok_or("`ticket` must be a non-negative integer")?,
+        };
+        let result = if let Some(answer) = step.get("answer") {
+            match parse_answer(answer) {
+                Ok(answer) => inbox.answer(ticket, answer),
+                // A submission that is not of the answer shape does not fit (§6).
+                Err(e) => Err(UserQuestionError::new(ErrorCode::BadAnswer, e.message())),
+            }
+        } else if step.get("cancel").is_some() {
+            inbox.cancel(ticket)
+        } else if let Some(message) = step.get("fail") {
+            inbox.fail(
+                ticket,
+                message.as_str().ok_or("`fail` must be a message string")?,
+            )
+        } else {
+            return Err(format!("step {i}: unknown submission {step}"));
+        };
+        let expected = step
+            .get("expect")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("step {i}: `expect` must be \"OK\" or a code"))?;
+        let got = match &result {
+            Ok(()) => "OK".to_owned(),
+            Err(e) => e.code().as_str().to_owned(),
+        };
+        if got != expected {
+            return Err(format!(
+                "step {i} ({step}): expected {expected}, got {got}{}",
+                result
+                    .err()
+                    .map(|e| format!(" {:?}", e.message()))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    let still_pending = inbox.pending();
+    if expect.get("pending").and_then(Value::as_bool) == Some(true) {
+        let pending = match started {
+            Ok(pending) => pending,
+            Err(e) => {
+                return Err(format!(
+                    "expected the ask to stay pending, but it failed: {}",
+                    describe(&Err(e))
+                ));
+            }
+        };
+        let listed = still_pending.iter().find(|p| p.ticket == 1);
+        match listed {
+            None => {
+                return Err(format!(
+                    "expected ticket 1 in pending(), got tickets {:?}",
+                    still_pending.iter().map(|p| p.ticket).collect::<Vec<_>>()
+                ));
+            }
+            Some(p) => {
+                let asked = asked.map_err(|e| e.to_string())?;
+                if *p.questions != *asked {
+                    return Err("pending() lists ticket 1 with other questions".into());
+                }
+                if p.agent_id != caller_id {
+                    return Err(format!(
+                        "pending() lists ticket 1 with agentId {:?}, expected {caller_id:?}",
+                        p.agent_id
+                    ));
+                }
+            }
+        }
+        ctx.dispose();
+        let outcome = block_on(pending);
+        return check_outcome(
+            &serde_json::json!({"error": {"code": "ASK_ABORTED", "message": messages::PROVIDER_DISPOSED}}),
+            &outcome,
+        )
+        .map_err(|e| format!("after disposing the context: {e}"));
+    }
+    let outcome = match started {
+        Err(e) => Err(e),
+        Ok(_) if !still_pending.is_empty() => {
+            return Err(format!(
+                "expected {expect}, but the ask is still pending after the steps"
+            ));
+        }
+        Ok(pending) => block_on(pending),
+    };
+    check_outcome(expect, &outcome)
+}
+
+// ---------------------------------------------------------------------------------------
+// Driver
+// ---------------------------------------------------------------------------------------
+
+/// Runs one case on its own thread; a panic or a missed deadline is a failure.
+fn run_case(case: &Case) -> Result<(), String> {
+    let kind = case.kind;
+    let value = case.value.clone();
+    let (tx, rx) = mpsc::channel();
+    let spawned = thread::Builder::new()
+        .name(format!("vector {}", case.name()))
+        .spawn(move || {
+            let result = match kind {
+                Kind::Ask => run_ask(&value),
+                Kind::Tool => run_tool(&value),
+                Kind::Inbox => run_inbox(&value),
+            };
+            let _ = tx.send(result);
+        });
+    if let Err(e) = spawned {
+        return Err(format!("cannot spawn a thread: {e}"));
+    }
+    match rx.recv_timeout(CASE_DEADLINE) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "did not settle within {} s",
+            CASE_DEADLINE.as_secs()
+        )),
+        // The thread ended without sending: it panicked (the panic is printed above).
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the case panicked".into()),
+    }
+}
+
+fn own_vectors_dir() -> PathBuf {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    core.parent().unwrap_or(core).join("tests").join("vectors")
+}
+
+#[test]
+fn conformance_vectors() {
+    let mut cases = Vec::new();
+    let mut failures = Vec::new();
+    load(&own_vectors_dir(), &mut cases, &mut failures);
+    let own_ask = cases.iter().filter(|c| c.kind == Kind::Ask).count();
+    let own_total = cases.len();
+    if own_ask < MIN_OWN_ASK_CASES {
+        failures.push(format!(
+            "tests/vectors holds {own_ask} ask cases; at least {MIN_OWN_ASK_CASES} are required"
+        ));
+    }
+    let extra = std::env::var_os("UQ_VECTORS_DIR").map(PathBuf::from);
+    if let Some(dir) = &extra {
+        if !dir.is_dir() {
+            failures.push(format!(
+                "UQ_VECTORS_DIR={} is not a directory",
+                dir.display()
+            ));
+        }
+        load(dir, &mut cases, &mut failures);
+    }
+
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for case in &cases {
+        *counts.entry(case.kind.label()).or_default() += 1;
+        if let Err(reason) = run_case(case) {
+            failures.push(format!(
+                "{} [{} #{}] {:?}: {reason}",
+                case.file.display(),
+                case.kind.label(),
+                case.index,
+                case.name()
+            ));
+        }
+    }
+
+    let mut summary = format!(
+        "ran {} conformance vector cases ({} ask, {} tool, {} inbox); {own_total} from tests/vectors",
+        cases.len(),
+        counts.get("ask").copied().unwrap_or(0),
+        counts.get("tool").copied().unwrap_or(0),
+        counts.get("inbox").copied().unwrap_or(0),
+    );
+    if let Some(dir) = &extra {
+        let _ = write!(
+            summary,
+            ", {} from UQ_VECTORS_DIR={}",
+            cases.len() - own_total,
+            dir.display()
+        );
+    }
+    // Written to stderr directly so the count shows even when the test harness captures output.
+    let _ = writeln!(std::io::stderr(), "{summary}");
+    if !failures.is_empty() {
+        panic!(
+            "{} of the conformance vectors failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+    }
+}
