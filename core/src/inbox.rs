@@ -257,6 +257,35 @@ impl QuestionInbox {
         })
     }
 
+    /// Answers `ticket` with untyped JSON, as the C, Python and Node surfaces do: an answer
+    /// that is not of the answer shape is `BAD_ANSWER` naming the path
+    /// (`answers[0].selected must be an array of strings`) and leaves the ticket pending.
+    pub fn answer_value(&self, ticket: u64, answer: &serde_json::Value) -> Result<()> {
+        let parsed = crate::types::parse_answer(answer)
+            .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()));
+        self.settle(ticket, Outcome::Answered, |entry| {
+            let answer = parsed?;
+            validate_answer(&entry.question.questions, &answer)?;
+            Ok(Ok(answer))
+        })
+    }
+
+    /// [`answer_value`](Self::answer_value) for JSON text; text that is not JSON is
+    /// `BAD_ANSWER` too.
+    pub fn answer_json(&self, ticket: u64, answer: &str) -> Result<()> {
+        let value = crate::limits::check_json_size(answer, "answer")
+            .and_then(|()| {
+                serde_json::from_str::<serde_json::Value>(answer).map_err(|e| {
+                    UserQuestionError::invalid_request(format!("answer is not valid JSON: {e}"))
+                })
+            })
+            .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()));
+        match value {
+            Ok(value) => self.answer_value(ticket, &value),
+            Err(e) => self.settle(ticket, Outcome::Answered, |_| Err(e)),
+        }
+    }
+
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
     pub fn cancel(&self, ticket: u64) -> Result<()> {
         self.settle(ticket, Outcome::Cancelled, |_| {

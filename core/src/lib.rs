@@ -57,7 +57,7 @@ pub use service::{
 };
 pub use types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption, parse_answer, parse_answer_json, parse_questions, parse_request,
-    parse_request_json,
+    AskUserQuestionOption, parse_answer, parse_answer_json, parse_provider_answer, parse_questions,
+    parse_request, parse_request_json,
 };
 pub use validate::check_request;

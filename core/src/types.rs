@@ -306,6 +306,18 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
     Ok(answer)
 }
 
+/// Checks what a foreign provider (Python, Node, C) returned: an answer of the answer shape,
+/// or `PROVIDER_FAILED` naming what is wrong (§4.5), e.g.
+/// `the user-questions provider returned an answer that is not of the answer shape: answers[0].id must be a string`.
+pub fn parse_provider_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
+    parse_answer(value).map_err(|e| {
+        UserQuestionError::provider_failed(format!(
+            "the user-questions provider returned an answer that is not of the answer shape: {}",
+            e.message()
+        ))
+    })
+}
+
 /// Parses answer JSON text; see [`parse_answer`].
 pub fn parse_answer_json(text: &str) -> Result<AskUserQuestionAnswer> {
     limits::check_json_size(text, "answer")?;
