@@ -266,7 +266,7 @@ fn bad_inputs_get_the_code_in_the_table() {
         (
             Kind::Request,
             "duplicate keys: the last questions wins",
-            format!(r#"{{"questions":[{{"id":"a","question":"?"}}],"questions":[]}}"#),
+            r#"{"questions":[{"id":"a","question":"?"}],"questions":[]}"#.to_string(),
             EmptyQuestions,
         ),
         (
