@@ -1,0 +1,388 @@
+//! `uq ask` in a real terminal: the binary runs on a pseudo-terminal, keys are typed, the
+//! screen is read through a vt100 emulator, the answer JSON is read from stdout (a pipe), and
+//! after every run the terminal must be back to normal (cooked mode, main screen, cursor).
+
+#[path = "../../terminal/tests/support/pty.rs"]
+mod pty;
+
+use std::process::Command;
+
+use pty::{Finished, Pty, keys};
+use user_questions::{parse_answer_json, parse_request_json, validate_answer};
+
+fn example(name: &str) -> String {
+    format!("{}/../examples/{name}.json", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn uq(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_uq"));
+    command.args(args);
+    command
+}
+
+fn start(args: &[&str]) -> Pty {
+    Pty::spawn(uq(args), 80, 30)
+}
+
+/// Checks a successful run: exit 0, the answer on stdout fits the request, the terminal is
+/// restored. Returns the compact answer.
+fn answered(finished: &Finished, request: &str) -> String {
+    assert!(
+        finished.restored,
+        "terminal not restored: {}",
+        finished.restore_report
+    );
+    assert_eq!(finished.code(), 0, "screen:\n{}", finished.screen);
+    let questions = parse_request_json(&std::fs::read_to_string(request).unwrap()).unwrap();
+    let answer = parse_answer_json(finished.stdout.trim_end()).expect("stdout is an answer");
+    validate_answer(&questions, &answer).expect("the answer fits the questions");
+    assert_eq!(finished.stdout, format!("{}\n", answer.to_compact_json()));
+    answer.to_compact_json()
+}
+
+#[test]
+fn arrows_and_enter_pick_a_single_option() {
+    let request = example("confirm");
+    let mut t = start(&["ask", &request]);
+    let screen = t.wait_for("esc cancel");
+    assert!(screen.contains(" Confirm "), "{screen}");
+    assert!(
+        screen.contains("Deploy build 1.4.2 to production now?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("All 214 tests passed; the staging smoke test finished 3 minutes ago."),
+        "the detail is shown: {screen}"
+    );
+    assert!(
+        screen.contains("› 1. Deploy  ★ Recommended"),
+        "the recommended badge replaces the suffix: {screen}"
+    );
+    assert!(screen.contains("Roll out to all regions now."), "{screen}");
+    assert!(
+        screen.contains("3. Other  type your own answer"),
+        "{screen}"
+    );
+    assert!(screen.contains("4. Skip"), "{screen}");
+    t.send(keys::DOWN);
+    t.wait_for("› 2. Wait");
+    t.send(keys::DOWN);
+    t.wait_for("› 3. Other");
+    t.send(keys::UP);
+    t.wait_for("› 2. Wait");
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":["Wait"]}]}"#
+    );
+    assert!(done.screen.contains("✔ Confirm: Wait"), "{}", done.screen);
+}
+
+#[test]
+fn a_number_picks_a_single_option_and_j_k_move() {
+    let request = example("confirm");
+    let mut t = start(&["ask", &request]);
+    t.wait_for("esc cancel");
+    t.send("j");
+    t.wait_for("› 2. Wait");
+    t.send("k");
+    t.wait_for("› 1. Deploy");
+    t.send("1");
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":["Deploy (Recommended)"]}]}"#
+    );
+}
+
+#[test]
+fn other_text_overrides_a_single_choice() {
+    let request = example("confirm");
+    let mut t = start(&["ask", &request]);
+    t.wait_for("esc cancel");
+    t.send("3");
+    t.wait_for("› 3. Other:");
+    t.send("after lunch, jk 12");
+    t.wait_for("Other: after lunch, jk 12");
+    t.send(keys::BACKSPACE);
+    t.wait_until("the backspace", |s| {
+        s.contains("Other: after lunch, jk 1") && !s.contains("jk 12")
+    });
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":[],"custom":"after lunch, jk 1"}]}"#
+    );
+}
+
+#[test]
+fn skip_answers_selected_empty() {
+    let request = example("confirm");
+    let mut t = start(&["ask", &request]);
+    t.wait_for("esc cancel");
+    t.send("4");
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":[]}]}"#
+    );
+    assert!(
+        done.screen.contains("✔ Confirm: (skipped)"),
+        "{}",
+        done.screen
+    );
+}
+
+#[test]
+fn multi_select_with_custom_text_then_review_and_submit() {
+    let request = example("multi-select");
+    let mut t = start(&["ask", &request]);
+    let screen = t.wait_for("1/2");
+    assert!(screen.contains(" Package manager "), "{screen}");
+    t.send("2");
+    let screen = t.wait_for("2/2");
+    assert!(screen.contains(" CI checks "), "{screen}");
+    assert!(screen.contains("Select all that apply."), "{screen}");
+    assert!(screen.contains("[ ] Unit tests  ★ Recommended"), "{screen}");
+    t.send(" ");
+    t.wait_for("[x] Unit tests");
+    t.send("3");
+    t.wait_for("[x] Type check");
+    t.send(&format!("{}{}", keys::DOWN, keys::DOWN));
+    t.wait_for("› 5. [ ] Other:");
+    t.send("fuzz tests");
+    t.wait_for("[x] Other: fuzz tests");
+    t.send(keys::ENTER);
+    let screen = t.wait_for("Review your answers");
+    assert!(screen.contains("→ npm"), "{screen}");
+    assert!(
+        screen.contains("→ Unit tests (Recommended), Type check, “fuzz tests”"),
+        "{screen}"
+    );
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"pkg","selected":["npm"]},{"id":"checks","selected":["Unit tests (Recommended)","Type check"],"custom":"fuzz tests"}]}"#
+    );
+    assert!(
+        done.screen.contains("✔ Package manager: npm"),
+        "{}",
+        done.screen
+    );
+}
+
+#[test]
+fn back_revisits_a_question_before_submitting() {
+    let request = example("multi-select");
+    let mut t = start(&["ask", &request]);
+    t.wait_for("1/2");
+    t.send("1");
+    t.wait_for("2/2");
+    t.send("4");
+    t.wait_for("[x] End-to-end");
+    t.send(keys::LEFT);
+    let screen = t.wait_for("1/2");
+    assert!(
+        screen.contains("pnpm  ★ Recommended  ← your answer"),
+        "the earlier answer is marked: {screen}"
+    );
+    t.send("3");
+    let screen = t.wait_for("2/2");
+    assert!(
+        screen.contains("[x] End-to-end"),
+        "the later question keeps its state: {screen}"
+    );
+    t.send(keys::ENTER);
+    t.wait_for("Review your answers");
+    // From the review, a number reopens that question.
+    t.send("1");
+    t.wait_for("1/2");
+    t.send("2");
+    t.wait_for("2/2");
+    t.send(keys::ENTER);
+    t.wait_for("Review your answers");
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"pkg","selected":["npm"]},{"id":"checks","selected":["End-to-end"]}]}"#
+    );
+}
+
+#[test]
+fn esc_cancels_with_ask_cancelled_and_exit_8() {
+    let mut t = start(&["ask", &example("multi-select")]);
+    t.wait_for("1/2");
+    t.send("1");
+    t.wait_for("2/2");
+    t.send(keys::ESC);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 8);
+    assert_eq!(done.stdout, "");
+    assert!(
+        done.screen
+            .contains("ASK_CANCELLED: the user cancelled ask_user_question"),
+        "{}",
+        done.screen
+    );
+    assert!(
+        done.screen.contains("✖ Cancelled: Package manager"),
+        "{}",
+        done.screen
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_like_esc() {
+    let mut t = start(&["ask", &example("confirm")]);
+    t.wait_for("esc cancel");
+    t.send(keys::CTRL_C);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 8);
+}
+
+#[test]
+fn a_plan_review_shows_the_plan_and_puts_approve_first() {
+    let request = example("plan-review");
+    let mut t = start(&["ask", &request]);
+    let screen = t.wait_for("esc cancel");
+    println!("--- plan review on an 80x30 terminal ---\n{screen}\n---");
+    assert!(screen.contains(" Plan  plan review"), "{screen}");
+    assert!(screen.contains("╭─ Plan"), "{screen}");
+    assert!(
+        screen.contains("│ Plan: move sessions to SQLite"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│ 3. Backfill existing JSON sessions, then drop the JSON reader."),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("› 1. ✔ Approve  ★ Recommended  approves the plan"),
+        "{screen}"
+    );
+    assert!(screen.contains("2. Revise"), "{screen}");
+    assert!(screen.contains("3. Reject"), "{screen}");
+    let plan_end = screen.find("╰─").unwrap();
+    let first_option = screen.find("1. ✔ Approve").unwrap();
+    assert!(
+        plan_end < first_option,
+        "the plan is apart from the options"
+    );
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"plan","selected":["Approve (Recommended)"]}]}"#
+    );
+}
+
+#[test]
+fn a_long_plan_scrolls_on_a_small_terminal() {
+    let request = example("plan-review");
+    let mut t = Pty::spawn(uq(&["ask", &request]), 60, 16);
+    let screen = t.wait_for("PgUp/PgDn scroll");
+    assert!(screen.contains("› 1. ✔ Approve"), "{screen}");
+    assert!(!screen.contains("Risk: the backfill"), "{screen}");
+    t.send(keys::PAGE_DOWN);
+    t.send(keys::PAGE_DOWN);
+    t.wait_for("Risk: the backfill");
+    t.send("2");
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"plan","selected":["Revise"]}]}"#
+    );
+}
+
+#[test]
+fn a_withdrawn_ask_leaves_the_screen_with_a_notice() {
+    let mut t = start(&["ask", "--timeout", "0.8", &example("confirm")]);
+    t.wait_for("esc cancel");
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 1, "{}", done.screen);
+    assert_eq!(done.stdout, "");
+    assert!(
+        done.screen
+            .contains("⊘ Withdrawn: Confirm (the asker no longer needs an answer)"),
+        "{}",
+        done.screen
+    );
+    assert!(
+        done.screen
+            .contains("ASK_ABORTED: ask_user_question was aborted before the user answered"),
+        "{}",
+        done.screen
+    );
+}
+
+#[test]
+fn sigterm_withdraws_the_ask_and_restores_the_terminal() {
+    let mut t = start(&["ask", &example("plan-review")]);
+    t.wait_for("esc cancel");
+    t.signal(rustix::process::Signal::TERM);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 1, "{}", done.screen);
+    assert!(done.screen.contains("⊘ Withdrawn: Plan"), "{}", done.screen);
+    assert!(
+        done.screen
+            .contains("ASK_ABORTED: ask_user_question was aborted before the user answered"),
+        "{}",
+        done.screen
+    );
+}
+
+#[test]
+fn a_resize_redraws_to_the_new_width() {
+    let request = example("multi-select");
+    let mut t = start(&["ask", &request]);
+    let screen = t.wait_for("esc cancel");
+    assert!(
+        screen.contains(" Which package manager should the new project use?"),
+        "{screen}"
+    );
+    t.resize(40, 24);
+    let screen = t.wait_until("the question wrapped at 40 columns", |s| {
+        s.lines()
+            .any(|l| l == " Which package manager should the new")
+            && s.lines().any(|l| l == " project use?")
+    });
+    assert!(screen.lines().all(|l| l.chars().count() <= 40), "{screen}");
+    t.resize(100, 30);
+    t.wait_until("the question on one row again", |s| {
+        s.contains(" Which package manager should the new project use?")
+    });
+    t.send("1");
+    t.wait_for("2/2");
+    t.send(keys::ESC);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 8);
+}
+
+#[test]
+fn term_dumb_falls_back_to_line_prompts_on_a_tty() {
+    let request = example("confirm");
+    let mut command = uq(&["ask", &request]);
+    command.env("TERM", "dumb");
+    let mut t = Pty::spawn(command, 80, 30);
+    let screen = t.wait_for("> ");
+    assert!(screen.contains("[1/1] Confirm"), "{screen}");
+    assert!(
+        screen.contains("  1) Deploy (Recommended) - Roll out to all regions now."),
+        "{screen}"
+    );
+    t.send("2\r");
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":["Wait"]}]}"#
+    );
+}

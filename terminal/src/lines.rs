@@ -1,0 +1,401 @@
+//! The line-prompt fallback (no TTY, or `TERM=dumb`): numbered prompts written to a writer
+//! (stderr), one answer line read per prompt (stdin). Pure state machine over lines, so the
+//! protocol is unit-tested without any I/O.
+//!
+//! The protocol, per question:
+//!
+//! | line | meaning |
+//! |---|---|
+//! | `2` | option 2 (the numbers shown; a plan review lists its approve option first) |
+//! | `1,3` or `1 3` | options 1 and 3 (multi-select only) |
+//! | `o` (alone or in a list: `1,o`) | your own answer, typed on the next line |
+//! | empty | skip the question (`selected: []`) |
+//! | `b` | back to the previous question |
+//! | `q`, or end of input | cancel the batch (`ASK_CANCELLED`) |
+//!
+//! A question without options takes the line itself as the answer (empty skips; `b` and `q`
+//! still mean back and cancel). Anything else prints a `!` line and asks again.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use user_questions::{AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem};
+
+use crate::batch::{Entry, Layout, custom_text, known_intent};
+
+/// What the prompter needs next.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LineStep {
+    /// Another line (a prompt was written).
+    NeedLine,
+    /// The batch is answered.
+    Done(AskUserQuestionAnswer),
+    /// The user cancelled (`q` or end of input).
+    Cancel,
+}
+
+/// Answers one batch through line prompts.
+pub(crate) struct LinePrompter {
+    questions: Arc<[AskUserQuestionItem]>,
+    layouts: Vec<Layout>,
+    answers: Vec<Option<AskUserQuestionAnswerItem>>,
+    current: usize,
+    /// Set while waiting for the text of `o`: the options chosen with it.
+    awaiting_text: Option<Vec<String>>,
+}
+
+impl LinePrompter {
+    pub fn new(questions: Arc<[AskUserQuestionItem]>) -> LinePrompter {
+        let layouts = questions.iter().map(Layout::of).collect();
+        let answers = vec![None; questions.len()];
+        LinePrompter {
+            questions,
+            layouts,
+            answers,
+            current: 0,
+            awaiting_text: None,
+        }
+    }
+
+    /// Writes the first question and its prompt.
+    pub fn start(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.show_question(out)
+    }
+
+    fn options_in_order(&self) -> Vec<usize> {
+        self.layouts[self.current]
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Option(o) => Some(*o),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn show_question(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let n = self.questions.len();
+        let q = &self.questions[self.current];
+        let layout = &self.layouts[self.current];
+        let plan = layout.approve.is_some()
+            || q.intent.as_ref().is_some_and(known_intent) && q.detail.is_some();
+        writeln!(out)?;
+        let position = format!("[{}/{n}]", self.current + 1);
+        match &q.header {
+            Some(h) => {
+                let tag = if plan { " (plan review)" } else { "" };
+                writeln!(out, "{position} {h}{tag}")?;
+                writeln!(out, "{}", q.question)?;
+            }
+            None => writeln!(out, "{position} {}", q.question)?,
+        }
+        if let Some(detail) = &q.detail {
+            if plan {
+                writeln!(out, "  --- plan ---")?;
+            }
+            for line in detail.lines() {
+                if line.trim().is_empty() {
+                    writeln!(out, "  |")?;
+                } else {
+                    writeln!(out, "  | {line}")?;
+                }
+            }
+            if plan {
+                writeln!(out, "  --- end of plan ---")?;
+            }
+        }
+        let options = q.option_list();
+        let order = self.options_in_order();
+        for (number, &o) in order.iter().enumerate() {
+            let option = &options[o];
+            write!(out, "  {}) {}", number + 1, option.label)?;
+            if Some(o) == layout.approve {
+                write!(out, " [approves the plan]")?;
+            }
+            if let Some(d) = &option.description {
+                write!(out, " - {d}")?;
+            }
+            writeln!(out)?;
+        }
+        if options.is_empty() {
+            writeln!(out, "Type your answer; empty to skip, b back, q cancel.")?;
+        } else {
+            writeln!(out, "  o) Other: type your own answer")?;
+            let k = options.len();
+            if q.is_multi_select() {
+                writeln!(
+                    out,
+                    "Choose any of 1-{k} (e.g. 1,2), add o for your own answer; empty to skip, b back, q cancel."
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "Choose one of 1-{k}, or o for your own answer; empty to skip, b back, q cancel."
+                )?;
+            }
+        }
+        write!(out, "> ")?;
+        out.flush()
+    }
+
+    fn reprompt(&self, out: &mut dyn Write, problem: &str) -> io::Result<LineStep> {
+        writeln!(out, "! {problem}")?;
+        write!(out, "> ")?;
+        out.flush()?;
+        Ok(LineStep::NeedLine)
+    }
+
+    /// Records the current question's answer and moves on.
+    fn record(
+        &mut self,
+        item: AskUserQuestionAnswerItem,
+        out: &mut dyn Write,
+    ) -> io::Result<LineStep> {
+        self.answers[self.current] = Some(item);
+        self.current += 1;
+        if self.current == self.questions.len() {
+            let answers = self
+                .answers
+                .iter()
+                .zip(self.questions.iter())
+                .map(|(a, q)| {
+                    a.clone()
+                        .unwrap_or_else(|| AskUserQuestionAnswerItem::skipped(q.id.clone()))
+                })
+                .collect();
+            return Ok(LineStep::Done(AskUserQuestionAnswer { answers }));
+        }
+        self.show_question(out)?;
+        Ok(LineStep::NeedLine)
+    }
+
+    /// Feeds one line (`None`: end of input).
+    pub fn feed(&mut self, line: Option<&str>, out: &mut dyn Write) -> io::Result<LineStep> {
+        let Some(line) = line else {
+            return Ok(LineStep::Cancel);
+        };
+        let line = line.trim_end_matches(['\r', '\n']);
+        let q = self.questions[self.current].clone();
+        let id = q.id.clone();
+        if let Some(selected) = self.awaiting_text.take() {
+            return match custom_text(line) {
+                Some(text) => self.record(
+                    AskUserQuestionAnswerItem {
+                        id,
+                        selected,
+                        custom: Some(text),
+                    },
+                    out,
+                ),
+                None => {
+                    writeln!(out, "! no text given; choose again")?;
+                    self.show_question(out)?;
+                    Ok(LineStep::NeedLine)
+                }
+            };
+        }
+        let trimmed = line.trim();
+        match trimmed {
+            "" => return self.record(AskUserQuestionAnswerItem::skipped(id), out),
+            "q" | "Q" => return Ok(LineStep::Cancel),
+            "b" | "B" => {
+                if self.current == 0 {
+                    return self.reprompt(out, "this is the first question");
+                }
+                self.current -= 1;
+                self.show_question(out)?;
+                return Ok(LineStep::NeedLine);
+            }
+            _ => {}
+        }
+        let options = q.option_list();
+        if options.is_empty() {
+            return self.record(
+                AskUserQuestionAnswerItem {
+                    id,
+                    selected: Vec::new(),
+                    custom: Some(trimmed.to_owned()),
+                },
+                out,
+            );
+        }
+        let order = self.options_in_order();
+        let k = order.len();
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut other = false;
+        for token in trimmed
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+        {
+            if token.eq_ignore_ascii_case("o") {
+                other = true;
+                continue;
+            }
+            match token.parse::<usize>() {
+                Ok(n) if (1..=k).contains(&n) => {
+                    let o = order[n - 1];
+                    if !chosen.contains(&o) {
+                        chosen.push(o);
+                    }
+                }
+                _ => {
+                    return self.reprompt(
+                        out,
+                        &format!("{token:?} is not a choice: use 1-{k}, o, empty, b or q"),
+                    );
+                }
+            }
+        }
+        let multi = q.is_multi_select();
+        if !multi && chosen.len() + usize::from(other) > 1 {
+            return self.reprompt(out, &format!("choose one: a number 1-{k}, or o"));
+        }
+        chosen.sort_unstable();
+        let selected: Vec<String> = chosen.iter().map(|&o| options[o].label.clone()).collect();
+        if other {
+            self.awaiting_text = Some(selected);
+            write!(out, "Your answer> ")?;
+            out.flush()?;
+            return Ok(LineStep::NeedLine);
+        }
+        self.record(
+            AskUserQuestionAnswerItem {
+                id,
+                selected,
+                custom: None,
+            },
+            out,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use user_questions::{AskUserQuestionIntent, AskUserQuestionOption, validate_answer};
+
+    fn question(id: &str, labels: &[&str], multi: bool) -> AskUserQuestionItem {
+        let mut q = AskUserQuestionItem::new(id, format!("{id}?"));
+        q.options = Some(
+            labels
+                .iter()
+                .map(|l| AskUserQuestionOption {
+                    label: (*l).into(),
+                    description: Some(format!("about {l}")),
+                })
+                .collect(),
+        );
+        q.multi_select = multi.then_some(true);
+        q
+    }
+
+    /// Runs the prompter over `lines`; returns the outcome and everything written.
+    fn run(questions: Vec<AskUserQuestionItem>, lines: &[&str]) -> (LineStep, String) {
+        let questions: Arc<[AskUserQuestionItem]> = questions.into();
+        let mut p = LinePrompter::new(questions.clone());
+        let mut out = Vec::new();
+        p.start(&mut out).unwrap();
+        let mut input = lines.iter();
+        loop {
+            match p.feed(input.next().copied(), &mut out).unwrap() {
+                LineStep::NeedLine => continue,
+                LineStep::Done(a) => {
+                    validate_answer(&questions, &a).expect("the answer fits");
+                    return (LineStep::Done(a), String::from_utf8(out).unwrap());
+                }
+                LineStep::Cancel => return (LineStep::Cancel, String::from_utf8(out).unwrap()),
+            }
+        }
+    }
+
+    fn answer_json(step: &LineStep) -> String {
+        match step {
+            LineStep::Done(a) => a.to_compact_json(),
+            other => panic!("not answered: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers_pick_and_the_prompt_lists_the_options() {
+        let (step, out) = run(vec![question("pkg", &["pnpm", "npm"], false)], &["2"]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"pkg","selected":["npm"]}]}"#
+        );
+        assert!(out.contains("[1/1] pkg?\n"), "{out}");
+        assert!(out.contains("  1) pnpm - about pnpm\n"), "{out}");
+        assert!(out.contains("  o) Other: type your own answer\n"), "{out}");
+        assert!(out.contains("Choose one of 1-2"), "{out}");
+    }
+
+    #[test]
+    fn multi_select_with_other() {
+        let (step, _) = run(
+            vec![question("ci", &["unit", "lint", "e2e"], true)],
+            &["3, 1 o", "  fuzzing  "],
+        );
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"ci","selected":["unit","e2e"],"custom":"fuzzing"}]}"#
+        );
+    }
+
+    #[test]
+    fn single_select_other_and_errors() {
+        let (step, out) = run(
+            vec![question("pkg", &["pnpm", "npm"], false)],
+            &["7", "1,2", "o", "", "o", "bun"],
+        );
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"pkg","selected":[],"custom":"bun"}]}"#
+        );
+        assert!(out.contains("! \"7\" is not a choice"), "{out}");
+        assert!(out.contains("! choose one"), "{out}");
+        assert!(out.contains("! no text given"), "{out}");
+    }
+
+    #[test]
+    fn skip_back_and_cancel() {
+        let qs = vec![
+            question("a", &["a1", "a2"], false),
+            question("b", &["b1"], false),
+        ];
+        let (step, out) = run(qs.clone(), &["b", "1", "b", "", ""]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"a","selected":[]},{"id":"b","selected":[]}]}"#
+        );
+        assert!(out.contains("! this is the first question"), "{out}");
+        assert_eq!(out.matches("[1/2]").count(), 2, "{out}");
+        assert_eq!(run(qs.clone(), &["1", "q"]).0, LineStep::Cancel);
+        assert_eq!(run(qs, &["1"]).0, LineStep::Cancel, "end of input cancels");
+    }
+
+    #[test]
+    fn free_text_question_and_plan_review() {
+        let (step, _) = run(vec![AskUserQuestionItem::new("name", "Name?")], &["  Ada "]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"name","selected":[],"custom":"Ada"}]}"#
+        );
+        let mut plan = question("plan", &["Revise", "Approve"], false);
+        plan.header = Some("Plan".into());
+        plan.detail = Some("1. do it".into());
+        plan.intent = Some(AskUserQuestionIntent {
+            kind: "plan-review".into(),
+            approve: "Approve".into(),
+        });
+        let (step, out) = run(vec![plan], &["1"]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"plan","selected":["Approve"]}]}"#
+        );
+        assert!(out.contains("[1/1] Plan (plan review)\n"), "{out}");
+        assert!(out.contains("  | 1. do it\n"), "{out}");
+        assert!(
+            out.contains("  1) Approve [approves the plan] - about Approve\n  2) Revise"),
+            "{out}"
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! The real terminal, through crossterm: raw mode and the alternate screen while a batch is
+//! shown, painting rows, reading keys and resizes, and restoring the terminal always — on
+//! leaving, on an error, on unwinding, and from a panic hook on any thread.
+
+use std::io::{self, Write};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crossterm::cursor::{Hide, MoveTo, Show};
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::style::{Attribute, Color, ContentStyle, Print, PrintStyledContent, ResetColor};
+use crossterm::terminal::{
+    self, BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen,
+};
+use crossterm::{execute, queue};
+
+use crate::batch::Key;
+use crate::render::Line;
+
+/// Whether this process has the terminal in raw mode on the alternate screen.
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
+static PANIC_HOOK: Once = Once::new();
+
+/// Raw mode off, main screen back, cursor shown. Safe to call when already restored.
+fn restore() -> io::Result<()> {
+    let mut err = io::stderr();
+    let left = execute!(err, ResetColor, LeaveAlternateScreen, Show);
+    let cooked = terminal::disable_raw_mode();
+    left.and(cooked)
+}
+
+/// Restores the terminal before any panic message is printed (on whichever thread panics),
+/// then runs the previous hook.
+fn install_panic_hook() {
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if ON_SCREEN.swap(false, Ordering::SeqCst) {
+                let _ = restore();
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// What a terminal event means to the batch on screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    Key(Key),
+    /// Esc or ctrl-c: dismiss the batch (`ASK_CANCELLED`).
+    Cancel,
+    /// The terminal changed size: draw again.
+    Resize,
+}
+
+/// Translates a crossterm event; `None` for events the UI does not use.
+pub(crate) fn translate(event: &Event) -> Option<Input> {
+    match event {
+        Event::Resize(..) => Some(Input::Resize),
+        Event::Key(key) => translate_key(key),
+        _ => None,
+    }
+}
+
+fn translate_key(key: &KeyEvent) -> Option<Input> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let k = match key.code {
+        KeyCode::Esc => return Some(Input::Cancel),
+        KeyCode::Char('c' | 'd') if ctrl => return Some(Input::Cancel),
+        KeyCode::Char('u') if ctrl => Key::ClearText,
+        KeyCode::Char('p') if ctrl => Key::Up,
+        KeyCode::Char('n') if ctrl => Key::Down,
+        KeyCode::Char(_) if ctrl => return None,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Up => Key::Up,
+        KeyCode::Down | KeyCode::Tab => Key::Down,
+        KeyCode::Left | KeyCode::BackTab => Key::Back,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Backspace => Key::Backspace,
+        _ => return None,
+    };
+    Some(Input::Key(k))
+}
+
+/// The terminal while a batch is on screen. Dropping it restores the terminal.
+pub(crate) struct Screen {
+    active: bool,
+}
+
+impl Screen {
+    /// Raw mode on, alternate screen, cursor hidden.
+    pub fn enter() -> io::Result<Screen> {
+        install_panic_hook();
+        let mut screen = Screen { active: false };
+        screen.ensure()?;
+        Ok(screen)
+    }
+
+    /// Enters the screen again if a panic hook (on another thread) restored the terminal.
+    pub fn ensure(&mut self) -> io::Result<()> {
+        if self.active && ON_SCREEN.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.active = true;
+        ON_SCREEN.store(true, Ordering::SeqCst);
+        terminal::enable_raw_mode()?;
+        execute!(io::stderr(), EnterAlternateScreen, Hide)?;
+        Ok(())
+    }
+
+    /// Whether a panic hook restored the terminal under this screen (it must be drawn again).
+    pub fn lost(&self) -> bool {
+        self.active && !ON_SCREEN.load(Ordering::SeqCst)
+    }
+
+    /// The terminal's size (columns, rows), with a fallback when it cannot be read.
+    pub fn size() -> (u16, u16) {
+        match terminal::size() {
+            Ok((w, h)) if w > 0 && h > 0 => (w, h),
+            _ => (80, 24),
+        }
+    }
+
+    /// Paints `lines` from the top, clearing what was there.
+    pub fn paint(&mut self, lines: &[Line]) -> io::Result<()> {
+        self.ensure()?;
+        let mut out = io::stderr().lock();
+        queue!(out, BeginSynchronizedUpdate)?;
+        for (row, line) in lines.iter().enumerate() {
+            let row = u16::try_from(row).unwrap_or(u16::MAX);
+            queue!(out, MoveTo(0, row))?;
+            for span in line {
+                queue!(
+                    out,
+                    PrintStyledContent(span.style.apply(span.text.as_str()))
+                )?;
+            }
+            queue!(out, Clear(ClearType::UntilNewLine))?;
+        }
+        let below = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        queue!(out, MoveTo(0, below), Clear(ClearType::FromCursorDown))?;
+        queue!(out, EndSynchronizedUpdate)?;
+        out.flush()
+    }
+
+    /// Waits up to `timeout` for a terminal event the UI uses.
+    pub fn next_input(&mut self, timeout: Duration) -> io::Result<Option<Input>> {
+        if event::poll(timeout)? {
+            return Ok(translate(&event::read()?));
+        }
+        Ok(None)
+    }
+
+    /// Leaves the screen (restoring the terminal) and prints `notes` on the main screen.
+    pub fn leave(mut self, notes: &[Note]) -> io::Result<()> {
+        self.restore_now()?;
+        let mut out = io::stderr().lock();
+        for note in notes {
+            let style = ContentStyle {
+                foreground_color: Some(note.color),
+                ..ContentStyle::new()
+            };
+            let mut bold = style;
+            bold.attributes.set(Attribute::Bold);
+            queue!(
+                out,
+                PrintStyledContent(bold.apply(note.mark)),
+                Print(" "),
+                PrintStyledContent(bold.apply(note.title.as_str())),
+                Print(note.text.as_str()),
+                Print("\r\n")
+            )?;
+        }
+        out.flush()
+    }
+
+    fn restore_now(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.active) {
+            ON_SCREEN.store(false, Ordering::SeqCst);
+            return restore();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = self.restore_now();
+    }
+}
+
+/// A one-line outcome printed on the main screen when a batch leaves, e.g.
+/// `✔ Package manager: pnpm`.
+pub(crate) struct Note {
+    pub mark: &'static str,
+    pub color: Color,
+    pub title: String,
+    pub text: String,
+}
+
+/// Puts the terminal in the state the UI uses and panics there: lets a test check that the
+/// panic hook restores the terminal. Not part of the API.
+#[doc(hidden)]
+pub fn __panic_on_screen() -> ! {
+    let screen = Screen::enter().expect("the terminal can be entered");
+    std::mem::forget(screen);
+    panic!("a deliberate panic while the question UI is on screen");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, modifiers: KeyModifiers) -> Event {
+        Event::Key(KeyEvent::new(code, modifiers))
+    }
+
+    #[test]
+    fn keys_translate() {
+        let none = KeyModifiers::NONE;
+        assert_eq!(translate(&key(KeyCode::Esc, none)), Some(Input::Cancel));
+        assert_eq!(
+            translate(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Input::Cancel)
+        );
+        assert_eq!(
+            translate(&key(KeyCode::Up, none)),
+            Some(Input::Key(Key::Up))
+        );
+        assert_eq!(
+            translate(&key(KeyCode::Left, none)),
+            Some(Input::Key(Key::Back))
+        );
+        assert_eq!(
+            translate(&key(KeyCode::Char('7'), none)),
+            Some(Input::Key(Key::Char('7')))
+        );
+        assert_eq!(
+            translate(&key(KeyCode::Char('u'), KeyModifiers::CONTROL)),
+            Some(Input::Key(Key::ClearText))
+        );
+        assert_eq!(translate(&Event::Resize(10, 10)), Some(Input::Resize));
+        assert_eq!(translate(&Event::FocusGained), None);
+    }
+}

@@ -1,0 +1,192 @@
+//! The terminal provider on a real (pseudo-)terminal, in-process cases that `uq` cannot
+//! show: concurrent batches queued FIFO on screen, a waiting batch withdrawn, and the panic
+//! hook restoring the terminal. This test binary runs itself on a PTY as the program under
+//! test (`--uq-child <case>`), so it has its own `main` (`harness = false`).
+
+mod support;
+
+use std::io::Write;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use support::pty::{Finished, Pty};
+use user_questions::{
+    AbortController, AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest, Context,
+    PendingAsk,
+};
+use user_questions_terminal::TerminalProvider;
+
+fn question(id: &str, header: &str, text: &str) -> AskUserQuestionItem {
+    let mut q = AskUserQuestionItem::new(id, text);
+    q.header = Some(header.into());
+    q.options = Some(
+        ["x", "y"]
+            .iter()
+            .map(|l| AskUserQuestionOption {
+                label: (*l).into(),
+                description: None,
+            })
+            .collect(),
+    );
+    q
+}
+
+// --- the program under test ------------------------------------------------------------------
+
+/// Waits for `pending` on a thread and prints `NAME <answer JSON>` or `NAME <CODE>` on stdout.
+fn report(name: &'static str, pending: PendingAsk, done: mpsc::Sender<()>) {
+    std::thread::spawn(move || {
+        let line = match futures::executor::block_on(pending) {
+            Ok(answer) => format!("{name} {}", answer.to_compact_json()),
+            Err(e) => format!("{name} {}", e.code()),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+        let _ = done.send(());
+    });
+}
+
+fn child(case: &str) {
+    if case == "panic" {
+        user_questions_terminal::__panic_on_screen();
+    }
+    let ctx = Context::new();
+    let provider = TerminalProvider::new();
+    assert!(provider.is_interactive(), "the child runs on a terminal");
+    let _registration = ctx.user_questions().register_provider(provider).unwrap();
+    let service = ctx.user_questions();
+    let (done, finished) = mpsc::channel();
+    let a = service
+        .start(AskUserQuestionRequest::new(vec![question(
+            "a",
+            "First",
+            "Pick for A",
+        )]))
+        .unwrap();
+    report("A", a, done.clone());
+    let abort = AbortController::new();
+    let b = service
+        .start(
+            AskUserQuestionRequest::new(vec![question("b", "Second", "Pick for B")])
+                .with_signal(abort.signal()),
+        )
+        .unwrap();
+    report("B", b, done);
+    if case == "withdraw-queued" {
+        std::thread::sleep(Duration::from_millis(400));
+        abort.abort();
+    }
+    for _ in 0..2 {
+        finished.recv().unwrap();
+    }
+}
+
+// --- the tests ---------------------------------------------------------------------------------
+
+fn spawn(case: &str) -> Pty {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(["--uq-child", case]);
+    Pty::spawn(command, 80, 24)
+}
+
+fn assert_restored(done: &Finished) {
+    assert!(
+        done.restored,
+        "terminal not restored ({}); screen:\n{}",
+        done.restore_report, done.screen
+    );
+}
+
+fn concurrent_batches_take_turns_in_arrival_order() {
+    let mut t = spawn("queue");
+    let screen = t.wait_for("1 more batch waiting");
+    assert!(screen.contains("Pick for A"), "{screen}");
+    assert!(!screen.contains("Pick for B"), "{screen}");
+    t.send("2");
+    let screen = t.wait_for("Pick for B");
+    assert!(!screen.contains("more batch waiting"), "{screen}");
+    t.send("1");
+    let done = t.finish();
+    assert_restored(&done);
+    assert_eq!(done.code(), 0, "{}", done.screen);
+    assert_eq!(
+        done.stdout,
+        "A {\"answers\":[{\"id\":\"a\",\"selected\":[\"y\"]}]}\n\
+         B {\"answers\":[{\"id\":\"b\",\"selected\":[\"x\"]}]}\n"
+    );
+    assert!(done.screen.contains("✔ First: y"), "{}", done.screen);
+    assert!(done.screen.contains("✔ Second: x"), "{}", done.screen);
+}
+
+fn a_withdrawn_waiting_batch_leaves_the_queue_with_a_notice() {
+    let mut t = spawn("withdraw-queued");
+    t.wait_for("1 more batch waiting");
+    let screen = t.wait_for("A waiting question was withdrawn: Second");
+    assert!(screen.contains("Pick for A"), "A stays on screen: {screen}");
+    assert!(!screen.contains("more batch waiting"), "{screen}");
+    t.send("1");
+    let done = t.finish();
+    assert_restored(&done);
+    assert_eq!(
+        done.stdout,
+        "B ASK_ABORTED\nA {\"answers\":[{\"id\":\"a\",\"selected\":[\"x\"]}]}\n"
+    );
+    assert!(!done.screen.contains("Pick for B"), "{}", done.screen);
+}
+
+fn a_panic_on_screen_restores_the_terminal() {
+    let t = spawn("panic");
+    let done = t.finish();
+    assert_restored(&done);
+    assert_eq!(done.code(), 101, "a panic exits 101");
+    assert!(
+        done.screen
+            .contains("a deliberate panic while the question UI is on screen"),
+        "the panic message is readable on the main screen:\n{}",
+        done.screen
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, case, ..] = args.as_slice()
+        && flag == "--uq-child"
+    {
+        child(case);
+        return;
+    }
+    let tests: [(&str, fn()); 3] = [
+        (
+            "concurrent_batches_take_turns_in_arrival_order",
+            concurrent_batches_take_turns_in_arrival_order,
+        ),
+        (
+            "a_withdrawn_waiting_batch_leaves_the_queue_with_a_notice",
+            a_withdrawn_waiting_batch_leaves_the_queue_with_a_notice,
+        ),
+        (
+            "a_panic_on_screen_restores_the_terminal",
+            a_panic_on_screen_restores_the_terminal,
+        ),
+    ];
+    let mut failed = 0;
+    for (name, test) in tests {
+        match std::panic::catch_unwind(test) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed += 1;
+            }
+        }
+    }
+    println!(
+        "\ntest result: {}. {} passed; {failed} failed",
+        if failed == 0 { "ok" } else { "FAILED" },
+        tests.len() - failed
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
