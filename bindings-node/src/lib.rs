@@ -1,1 +1,109 @@
-//! Node bindings of user-questions. Work in progress.
+//! The native addon behind the npm package `user-questions` (SPEC §11, Node column).
+//!
+//! This crate only converts: JS data crosses as JSON text and is parsed by the core's own
+//! parsers (so every language reports the same `INVALID_REQUEST` paths), core errors become
+//! JS errors whose `code` is the SPEC §10 name, and core futures become Promises on napi's
+//! tokio runtime. The JS semantics — `AbortSignal`, the `UserQuestionError` class, agent
+//! identity, provider wrapping — live in the thin layer `index.js`; the classes here are
+//! its private building blocks (`Native*`), not the public API.
+
+#![deny(missing_docs)]
+
+mod abort;
+mod agents;
+mod auto;
+mod context;
+mod inbox;
+mod provider;
+
+use napi_derive::napi;
+use user_questions::{ErrorCode, UserQuestionError};
+
+pub use abort::NativeAbort;
+pub use agents::{NativeAgent, NativeAgentDetach};
+pub use auto::NativeAutoResponder;
+pub use context::{NativeContext, NativeRegistration};
+pub use inbox::{NativeInbox, NativeSubscription};
+
+/// The status of an error thrown to JS: the SPEC §10 code name, which napi puts in `err.code`.
+#[derive(Debug, Clone, Copy)]
+pub struct Code(ErrorCode);
+
+impl AsRef<str> for Code {
+    fn as_ref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl From<napi::Status> for Code {
+    fn from(_: napi::Status) -> Self {
+        Code(ErrorCode::Internal)
+    }
+}
+
+/// A napi result whose error carries a SPEC §10 code.
+pub type Result<T> = napi::Result<T, Code>;
+
+/// Converts a core error into a JS error with `.code` and the exact message.
+pub(crate) fn to_js(error: UserQuestionError) -> napi::Error<Code> {
+    napi::Error::new(Code(error.code()), error.message())
+}
+
+/// Converts a napi failure (the JS engine refused something) into an `INTERNAL` error.
+pub(crate) fn internal(error: napi::Error) -> napi::Error<Code> {
+    napi::Error::new(Code(ErrorCode::Internal), error.reason.clone())
+}
+
+/// `{"answer": A}` or `{"error": {"code", "message"}}`: how settled asks cross into JS.
+pub(crate) fn outcome_json(
+    outcome: user_questions::Result<user_questions::AskUserQuestionAnswer>,
+) -> String {
+    match outcome {
+        Ok(answer) => format!("{{\"answer\":{}}}", answer.to_compact_json()),
+        Err(error) => format!("{{\"error\":{}}}", error.to_json()),
+    }
+}
+
+/// The SPEC §10 code names in numeric order (index = number).
+#[napi]
+pub fn code_names() -> Vec<String> {
+    ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect()
+}
+
+/// The tool definition `{name, description, parameters}` of SPEC §9, as JSON text.
+#[napi]
+pub fn tool_definition_json() -> String {
+    user_questions::tool::DEFINITION_JSON.to_owned()
+}
+
+/// Checks an answer against its questions (SPEC §6); both are JSON text.
+///
+/// Malformed questions throw `INVALID_REQUEST`; a malformed or ill-fitting answer throws
+/// `BAD_ANSWER` with the reason.
+#[napi]
+pub fn validate_answer(questions_json: String, answer_json: String) -> Result<()> {
+    let questions = parse_questions_json(&questions_json).map_err(to_js)?;
+    let answer = parse_answer_as_bad_answer(&answer_json).map_err(to_js)?;
+    user_questions::validate_answer(&questions, &answer).map_err(to_js)
+}
+
+/// Parses the JSON text of a `questions` array with the core's path-naming parser.
+pub(crate) fn parse_questions_json(
+    text: &str,
+) -> user_questions::Result<Vec<user_questions::AskUserQuestionItem>> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        UserQuestionError::invalid_request(format!("questions are not valid JSON: {e}"))
+    })?;
+    user_questions::parse_questions(&value)
+}
+
+/// Parses answer JSON text, re-coding a malformed answer as `BAD_ANSWER` (it does not fit).
+pub(crate) fn parse_answer_as_bad_answer(
+    text: &str,
+) -> user_questions::Result<user_questions::AskUserQuestionAnswer> {
+    user_questions::parse_answer_json(text)
+        .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
+}

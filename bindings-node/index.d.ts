@@ -1,0 +1,267 @@
+// Types of the npm package `user-questions` (SPEC §11, Node column). Hand-written for the
+// JS layer in index.js; test/types.test.js checks them against the runtime exports and the
+// wire types of SPEC §2, and `tsc --noEmit` checks the TypeScript examples against them.
+
+// ---- Wire types (SPEC §2). Optional fields are omitted when absent, never null. ----------
+
+/** One choice offered to the user. */
+export interface AskUserQuestionOption {
+  label: string
+  description?: string
+}
+
+/** A presentation intent; the known kind is `"plan-review"`. */
+export interface AskUserQuestionIntent {
+  kind: 'plan-review' | (string & {})
+  approve: string
+}
+
+/** One question of a batch. */
+export interface AskUserQuestionItem {
+  id: string
+  question: string
+  /** Supporting text rendered with the question; for a plan review, the plan (markdown). */
+  detail?: string
+  header?: string
+  /** Recommended option first, with ` (Recommended)` appended to its label. */
+  options?: AskUserQuestionOption[]
+  multiSelect?: boolean
+  intent?: AskUserQuestionIntent
+}
+
+/** The answer to one question; a skipped question is `{ id, selected: [] }`. */
+export interface AskUserQuestionAnswerItem {
+  id: string
+  selected: string[]
+  custom?: string
+}
+
+/** The answer to a batch: one item per question, in order. */
+export interface AskUserQuestionAnswer {
+  answers: AskUserQuestionAnswerItem[]
+}
+
+// ---- Errors (SPEC §10) -------------------------------------------------------------------
+
+/** SPEC §10: every code and its number (the C ABI's). */
+export declare const CODES: Readonly<{
+  OK: 0
+  ASK_ABORTED: 1
+  EMPTY_QUESTIONS: 2
+  CALLER_NOT_LIVE: 3
+  DELEGATED_CALLER: 4
+  BAD_INTENT: 5
+  NO_PROVIDER: 6
+  DUPLICATE_PROVIDER: 7
+  ASK_CANCELLED: 8
+  INVALID_REQUEST: 9
+  BAD_ANSWER: 10
+  PROVIDER_FAILED: 11
+  NOT_PENDING: 12
+  ALREADY_RESOLVED: 13
+  AGENT_EXISTS: 14
+  INVALID_ARGUMENT: 15
+  INTERNAL: 16
+}>
+
+/** A code name of SPEC §10. */
+export type UserQuestionErrorCode = keyof typeof CODES
+
+/** The one error class: `.name === 'UserQuestionError'`, `.code`, exact `.message`. */
+export declare class UserQuestionError extends Error {
+  constructor(message: string, code: UserQuestionErrorCode)
+  readonly name: 'UserQuestionError'
+  code: UserQuestionErrorCode
+}
+
+// ---- Agents (SPEC §5) ----------------------------------------------------------------------
+
+/** An agent instance. Identity is the instance: two agents with one id are different agents. */
+export declare class Agent {
+  /** `delegationDepth`: durable lineage, informational only (default 0). */
+  constructor(id: string, options?: { delegationDepth?: number })
+  readonly id: string
+  readonly delegationDepth: number
+  /** `{id, delegationDepth}`, for logs; the identity is the instance, not this data. */
+  toJSON(): { id: string; delegationDepth: number }
+}
+
+/** A function that undoes something once; calling it again does nothing. Also `using`-able. */
+export interface Disposer {
+  (): void
+  [Symbol.dispose](): void
+}
+
+/** The live agents of one context. */
+export declare class AgentRegistry {
+  private constructor()
+  /**
+   * Registers the exact instance `agent`; `owner` is the live agent whose runtime created it
+   * (absent for a runtime root). Throws `AGENT_EXISTS` when its id is live. Returns the
+   * detach function (idempotent; a stale one never removes a later agent).
+   */
+  enter(agent: Agent, owner?: Agent | null): Disposer
+  /** The live agent registered under `id`. */
+  get(id: string): Agent | undefined
+  /** Live agents entered without an owner, in entry order. */
+  roots(): Agent[]
+  /** All live agents, in entry order. */
+  list(): Agent[]
+}
+
+// ---- Asking and providers (SPEC §3, §4) ------------------------------------------------
+
+/** What an asker passes to `ask`. */
+export interface AskUserQuestionRequest {
+  questions: AskUserQuestionItem[]
+  /** The calling agent; when present it must be the exact live runtime root. */
+  agent?: Agent
+  /** Withdraws the ask when aborted (`ASK_ABORTED`). */
+  signal?: AbortSignal
+}
+
+/** What a provider's `ask` receives. */
+export interface ProviderRequest {
+  /** The validated questions (unknown fields dropped). */
+  questions: AskUserQuestionItem[]
+  /** The very `Agent` object the asker passed, when one was. */
+  agent?: Agent
+  /** Aborts when the ask is withdrawn: the caller's abort, provider or context disposal. */
+  signal: AbortSignal
+}
+
+/**
+ * A UI (or anything else) that shows questions and returns the answer. A thrown or rejected
+ * `UserQuestionError` keeps its code; anything else settles the ask `PROVIDER_FAILED`.
+ */
+export interface UserQuestionProvider {
+  ask(request: ProviderRequest): AskUserQuestionAnswer | PromiseLike<AskUserQuestionAnswer>
+}
+
+/** The `userQuestions` service of one context. */
+export declare class UserQuestionService {
+  private constructor()
+  /** Strict answer checking (SPEC §6 on every provider answer); off by default. */
+  strict: boolean
+  /** Whether a provider is registered. */
+  readonly hasProvider: boolean
+  /** Asks the registered provider and waits; rejects with a `UserQuestionError`. */
+  ask(request: AskUserQuestionRequest): Promise<AskUserQuestionAnswer>
+  /**
+   * Registers the one provider of this context; throws `DUPLICATE_PROVIDER` while another is
+   * registered. The disposer settles the asks still waiting on it `ASK_ABORTED`.
+   */
+  registerProvider(provider: UserQuestionProvider): Disposer
+  /** A `QuestionInbox` is served natively: its asks become pending questions. */
+  registerProvider(provider: QuestionInbox): Disposer
+}
+
+/** One context: an agent registry and the `userQuestions` service that checks against it. */
+export declare class Context {
+  constructor(options?: { strict?: boolean })
+  readonly agents: AgentRegistry
+  readonly userQuestions: UserQuestionService
+  /** Disposes the provider: waiting asks settle `ASK_ABORTED`; later asks fail `NO_PROVIDER`. */
+  dispose(): void
+  [Symbol.dispose](): void
+}
+
+// ---- Ready-made providers (SPEC §7, §8) ------------------------------------------------
+
+/** A question waiting in an inbox. */
+export interface PendingQuestion {
+  ticket: number
+  questions: AskUserQuestionItem[]
+  agentId?: string
+}
+
+/** How a pending question ended. */
+export type InboxOutcome = 'answered' | 'cancelled' | 'aborted' | 'failed'
+
+/** What inbox subscribers are told, in order. */
+export type InboxEvent =
+  | ({ type: 'requested' } & PendingQuestion)
+  | { type: 'resolved'; ticket: number; outcome: InboxOutcome }
+
+/** Pending questions for UIs that answer later; register it as the provider. */
+export declare class QuestionInbox {
+  constructor()
+  /** The pending questions in arrival order. */
+  pending(): PendingQuestion[]
+  /** Throws `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED` or `NOT_PENDING`. */
+  answer(ticket: number, answer: AskUserQuestionAnswer): void
+  /** The asker gets `ASK_CANCELLED`. */
+  cancel(ticket: number): void
+  /** The asker gets `PROVIDER_FAILED` with `message`. */
+  fail(ticket: number, message: string): void
+  /** Calls `listener` with every later event, asynchronously; returns the unsubscriber. */
+  subscribe(listener: (event: InboxEvent) => void): Disposer
+}
+
+/** How an `AutoResponder` picks. */
+export type AutoPolicy = 'first' | 'recommended' | 'skip'
+
+/** Answers at once by a policy; never approves an intent question unless `approveIntents`. */
+export declare class AutoResponder implements UserQuestionProvider {
+  constructor(policy?: AutoPolicy, options?: { approveIntents?: boolean })
+  readonly policy: AutoPolicy
+  readonly approveIntents: boolean
+  ask(request: { questions: AskUserQuestionItem[] }): AskUserQuestionAnswer
+}
+
+// ---- The tool (SPEC §9) and answer checking (SPEC §6) ----------------------------------
+
+/** A JSON Schema object (the tool's parameters). */
+export type JsonSchema = { [key: string]: unknown }
+
+/** The definition a model sees. */
+export interface ToolDefinition {
+  name: 'ask_user_question'
+  description: string
+  parameters: JsonSchema
+}
+
+/** The arguments the model sends (`multi_select`, as in the schema). */
+export interface AskUserQuestionToolArgs {
+  questions: Array<{
+    id: string
+    question: string
+    header?: string
+    options?: AskUserQuestionOption[]
+    multi_select?: boolean
+    [key: string]: unknown
+  }>
+}
+
+/** A tool result (SPEC §9): never an exception. */
+export type ToolResult =
+  | {
+      isError: false
+      value: AskUserQuestionAnswer
+      content: [{ type: 'text'; text: string }]
+    }
+  | {
+      isError: true
+      error: { name: 'UserQuestionError'; code: UserQuestionErrorCode; message: string }
+      content: [{ type: 'text'; text: string }]
+    }
+
+/** The model-facing tool `ask_user_question` over one context. */
+export declare class AskUserQuestionTool {
+  constructor(ctx: Context)
+  readonly name: 'ask_user_question'
+  readonly description: string
+  readonly parameters: JsonSchema
+  readonly definition: ToolDefinition
+  /** Asks with the caller's agent and signal; resolves with the tool result, never rejects. */
+  execute(
+    args: AskUserQuestionToolArgs | unknown,
+    exec?: { agent?: Agent; signal?: AbortSignal },
+  ): Promise<ToolResult>
+}
+
+/** Returns when `answer` fits `questions`; throws `BAD_ANSWER` with the reason otherwise. */
+export declare function validateAnswer(
+  questions: AskUserQuestionItem[],
+  answer: AskUserQuestionAnswer,
+): void

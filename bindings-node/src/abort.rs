@@ -1,0 +1,48 @@
+//! The native half of an abort: the JS layer triggers it from a standard `AbortSignal`.
+
+use napi_derive::napi;
+use user_questions::{AbortController, AbortSignal};
+
+/// A core abort controller. The JS layer creates one per ask that has a `signal` and calls
+/// `abort()` from the signal's `abort` event (or at once when the signal
+/// is already aborted), so the caller's own `onabort` and listeners are never touched.
+#[napi]
+pub struct NativeAbort {
+    controller: AbortController,
+}
+
+impl Default for NativeAbort {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[napi]
+impl NativeAbort {
+    /// A controller that has not aborted.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeAbort {
+            controller: AbortController::new(),
+        }
+    }
+
+    /// Aborts: withdraws every ask started with this controller, on this thread. Idempotent.
+    #[napi]
+    pub fn abort(&self) {
+        self.controller.abort();
+    }
+
+    /// Whether `abort()` was called.
+    #[napi(getter)]
+    pub fn aborted(&self) -> bool {
+        self.controller.is_aborted()
+    }
+}
+
+impl NativeAbort {
+    /// The core signal this controller aborts.
+    pub(crate) fn signal(&self) -> AbortSignal {
+        self.controller.signal()
+    }
+}

@@ -1,0 +1,209 @@
+//! One context: its agent registry, its `userQuestions` service and the tool.
+
+use napi::Env;
+use napi::bindgen_prelude::{Function, Promise, PromiseRaw};
+use napi_derive::napi;
+use user_questions::tool::{self, ToolExecution};
+use user_questions::{AskUserQuestionRequest, Context, ProviderRegistration};
+
+use crate::abort::NativeAbort;
+use crate::agents::{self, AgentKeys, NativeAgent, NativeAgentDetach};
+use crate::auto::NativeAutoResponder;
+use crate::inbox::NativeInbox;
+use crate::provider::JsProvider;
+use crate::{Result, internal, outcome_json, parse_questions_json, to_js};
+
+/// A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks.
+#[napi]
+pub struct NativeContext {
+    context: Context,
+    keys: AgentKeys,
+}
+
+impl Default for NativeContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[napi]
+impl NativeContext {
+    /// A context with no agents and no provider.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeContext {
+            context: Context::new(),
+            keys: AgentKeys::default(),
+        }
+    }
+
+    /// Strict answer checking (SPEC §6 on every provider answer); off by default.
+    #[napi(getter)]
+    pub fn strict(&self) -> bool {
+        self.context.user_questions().is_strict()
+    }
+
+    /// Turns strict answer checking on or off.
+    #[napi(setter)]
+    pub fn set_strict(&self, strict: bool) {
+        self.context.user_questions().set_strict(strict);
+    }
+
+    /// Whether a provider is registered.
+    #[napi(getter)]
+    pub fn has_provider(&self) -> bool {
+        self.context.user_questions().has_provider()
+    }
+
+    /// Disposes the provider, settling waiting asks `ASK_ABORTED`; later asks fail
+    /// `NO_PROVIDER`. Idempotent.
+    #[napi]
+    pub fn dispose(&self) {
+        self.context.dispose();
+    }
+
+    /// Starts an ask: the questions are JSON text (the `questions` value), checked by the
+    /// core in SPEC §3 order; a failed check throws with its code and the provider is not
+    /// reached. Otherwise the provider is reached now and the Promise resolves with the
+    /// outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) once the ask settles.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn ask<'env>(
+        &self,
+        env: &'env Env,
+        questions_json: String,
+        agent: Option<&NativeAgent>,
+        abort: Option<&NativeAbort>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let questions = parse_questions_json(&questions_json).map_err(to_js)?;
+        let pending = self
+            .context
+            .user_questions()
+            .start(AskUserQuestionRequest {
+                questions,
+                agent: agent.map(|a| a.agent().clone()),
+                signal: abort.map(NativeAbort::signal),
+            })
+            .map_err(to_js)?;
+        env.spawn_future(async move { Ok(outcome_json(pending.await)) })
+            .map_err(internal)
+    }
+
+    /// Registers a JS provider through its dispatcher (see the `provider` module). Throws
+    /// `DUPLICATE_PROVIDER` while another provider is registered.
+    #[napi]
+    pub fn register_dispatcher(
+        &self,
+        dispatch: Function<'_, (u32, Option<String>), Promise<String>>,
+    ) -> Result<NativeRegistration> {
+        let dispatch = dispatch
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()
+            .map_err(internal)?;
+        let provider = JsProvider::new(dispatch, self.keys.clone());
+        self.register(provider)
+    }
+
+    /// Registers an inbox as the provider; its asks never cross into JS.
+    #[napi]
+    pub fn register_inbox(&self, inbox: &NativeInbox) -> Result<NativeRegistration> {
+        self.register(inbox.inbox())
+    }
+
+    /// Registers an auto-responder as the provider; its asks never cross into JS.
+    #[napi]
+    pub fn register_auto_responder(
+        &self,
+        responder: &NativeAutoResponder,
+    ) -> Result<NativeRegistration> {
+        self.register(responder.responder())
+    }
+
+    /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.
+    #[napi]
+    pub fn enter_agent(
+        &self,
+        agent: &NativeAgent,
+        owner: Option<&NativeAgent>,
+    ) -> Result<NativeAgentDetach> {
+        agents::enter(self.context.agents(), &self.keys, agent, owner)
+    }
+
+    /// The key of the live agent under `id`, if any.
+    #[napi]
+    pub fn agent_key(&self, id: String) -> Option<i64> {
+        let agent = self.context.agents().get(&id)?;
+        self.keys.key_of(&agent)
+    }
+
+    /// The keys of the live roots, in entry order.
+    #[napi]
+    pub fn root_keys(&self) -> Vec<i64> {
+        agents::keys_of(&self.keys, &self.context.agents().roots())
+    }
+
+    /// The keys of all live agents, in entry order.
+    #[napi]
+    pub fn agent_keys(&self) -> Vec<i64> {
+        agents::keys_of(&self.keys, &self.context.agents().list())
+    }
+
+    /// Executes the tool `ask_user_question` with arguments as JSON text; the Promise
+    /// resolves with the tool result JSON of SPEC §9 and never rejects.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn execute_tool<'env>(
+        &self,
+        env: &'env Env,
+        args_json: String,
+        agent: Option<&NativeAgent>,
+        abort: Option<&NativeAbort>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let future = tool::execute_json(
+            self.context.user_questions(),
+            &args_json,
+            ToolExecution {
+                agent: agent.map(|a| a.agent().clone()),
+                signal: abort.map(NativeAbort::signal),
+            },
+        );
+        env.spawn_future(async move { Ok(future.await.to_json()) })
+            .map_err(internal)
+    }
+}
+
+impl NativeContext {
+    fn register(
+        &self,
+        provider: impl user_questions::UserQuestionProvider,
+    ) -> Result<NativeRegistration> {
+        let registration = self
+            .context
+            .user_questions()
+            .register_provider(provider)
+            .map_err(to_js)?;
+        Ok(NativeRegistration { registration })
+    }
+}
+
+/// One provider registration.
+#[napi]
+pub struct NativeRegistration {
+    registration: ProviderRegistration,
+}
+
+#[napi]
+impl NativeRegistration {
+    /// Unregisters this registration, settling its waiting asks `ASK_ABORTED`. Idempotent;
+    /// a stale registration never removes a later provider.
+    #[napi]
+    pub fn dispose(&self) {
+        self.registration.dispose();
+    }
+
+    /// Whether this registration is still the registered provider.
+    #[napi(getter)]
+    pub fn active(&self) -> bool {
+        self.registration.is_active()
+    }
+}

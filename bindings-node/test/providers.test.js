@@ -1,0 +1,287 @@
+// JS providers (SPEC §3 registerProvider, §4.5): sync, async, throwing; registration rules.
+'use strict'
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+
+const { AutoResponder, Context, QuestionInbox, UserQuestionError } = require('..')
+
+const QUESTIONS = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
+const YES = { answers: [{ id: 'go', selected: ['Yes'] }] }
+
+async function outcomeWith(ask) {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({ ask })
+  try {
+    return { value: await ctx.userQuestions.ask({ questions: QUESTIONS }) }
+  } catch (error) {
+    return { error }
+  } finally {
+    ctx.dispose()
+  }
+}
+
+test('a synchronous provider returning an answer', async () => {
+  assert.deepEqual(await outcomeWith(() => YES), { value: YES })
+})
+
+test('an async provider and a provider returning a thenable', async () => {
+  assert.deepEqual(
+    await outcomeWith(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      return YES
+    }),
+    { value: YES },
+  )
+  assert.deepEqual(await outcomeWith(() => ({ then: (resolve) => resolve(YES) })), { value: YES })
+})
+
+test('the provider is called as a method, with this = the provider object', async () => {
+  const ctx = new Context()
+  const provider = {
+    answer: YES,
+    ask() {
+      return this.answer
+    },
+  }
+  ctx.userQuestions.registerProvider(provider)
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS }), YES)
+})
+
+test('answers pass through as given, shape checked only (extra fields dropped)', async () => {
+  const odd = { answers: [{ id: 'other', selected: ['Anything'], custom: 'x', extra: 1 }], more: true }
+  assert.deepEqual(await outcomeWith(() => odd), {
+    value: { answers: [{ id: 'other', selected: ['Anything'], custom: 'x' }] },
+  })
+})
+
+for (const [name, ask, code, message] of [
+  [
+    'a synchronous throw of UserQuestionError keeps its code',
+    () => {
+      throw new UserQuestionError('the user cancelled ask_user_question', 'ASK_CANCELLED')
+    },
+    'ASK_CANCELLED',
+    'the user cancelled ask_user_question',
+  ],
+  [
+    'a rejected UserQuestionError keeps its code',
+    async () => {
+      throw new UserQuestionError('no terminal', 'PROVIDER_FAILED')
+    },
+    'PROVIDER_FAILED',
+    'no terminal',
+  ],
+  [
+    'a synchronous plain throw is PROVIDER_FAILED with its message',
+    () => {
+      throw new Error('boom')
+    },
+    'PROVIDER_FAILED',
+    'boom',
+  ],
+  [
+    'a plain rejection is PROVIDER_FAILED with its message',
+    () => Promise.reject(new TypeError('bad render')),
+    'PROVIDER_FAILED',
+    'bad render',
+  ],
+  [
+    'a thrown string is PROVIDER_FAILED naming it',
+    () => {
+      throw 'just a string'
+    },
+    'PROVIDER_FAILED',
+    'just a string',
+  ],
+  [
+    'a thrown error with an empty message is PROVIDER_FAILED with String(err)',
+    () => {
+      throw new RangeError('')
+    },
+    'PROVIDER_FAILED',
+    'RangeError',
+  ],
+  [
+    'a rejection with undefined is PROVIDER_FAILED',
+    () => Promise.reject(undefined),
+    'PROVIDER_FAILED',
+    'undefined',
+  ],
+  [
+    'a plain error carrying a Node-style code is still a plain error',
+    () => {
+      throw Object.assign(new Error('gone'), { code: 'ASK_CANCELLED' })
+    },
+    'PROVIDER_FAILED',
+    'gone',
+  ],
+  [
+    'a UserQuestionError with an unknown code is PROVIDER_FAILED naming the code',
+    () => {
+      throw new UserQuestionError('m', 'NOT_A_CODE')
+    },
+    'PROVIDER_FAILED',
+    'the user-questions provider failed with an unknown code "NOT_A_CODE": m',
+  ],
+  [
+    'a UserQuestionError with code OK is PROVIDER_FAILED',
+    () => {
+      throw new UserQuestionError('fine', 'OK')
+    },
+    'PROVIDER_FAILED',
+    'the user-questions provider failed with code OK: fine',
+  ],
+  [
+    'resolving undefined is PROVIDER_FAILED naming the shape',
+    () => undefined,
+    'PROVIDER_FAILED',
+    'the user-questions provider answered with something that is not an answer: answer must be an object',
+  ],
+  [
+    'an answer of the wrong shape is PROVIDER_FAILED naming the path',
+    () => ({ answers: [{ id: 'go', selected: [1] }] }),
+    'PROVIDER_FAILED',
+    'the user-questions provider answered with something that is not an answer: answers[0].selected must be an array of strings',
+  ],
+  [
+    'an answer that JSON cannot carry is PROVIDER_FAILED',
+    () => ({ answers: [{ id: 'go', selected: [], n: 1n }] }),
+    'PROVIDER_FAILED',
+    'the user-questions provider answered with something that is not an answer: Do not know how to serialize a BigInt',
+  ],
+]) {
+  test(name, async () => {
+    const { error } = await outcomeWith(ask)
+    assert.ok(error instanceof UserQuestionError, String(error))
+    assert.equal(error.code, code)
+    assert.equal(error.message, message)
+  })
+}
+
+test('a throwing getter on the thrown value never crashes the process', async () => {
+  const nasty = {
+    get message() {
+      throw new Error('no message for you')
+    },
+    toString() {
+      throw new Error('nor a string')
+    },
+  }
+  const { error } = await outcomeWith(() => {
+    throw nasty
+  })
+  assert.equal(error.code, 'PROVIDER_FAILED')
+  assert.equal(error.message, '[object Object]')
+})
+
+test('registerProvider throws DUPLICATE_PROVIDER synchronously', () => {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({ ask: () => YES })
+  assert.throws(() => ctx.userQuestions.registerProvider({ ask: () => YES }), (err) => {
+    assert.ok(err instanceof UserQuestionError)
+    assert.equal(err.code, 'DUPLICATE_PROVIDER')
+    assert.equal(err.message, 'a user-questions provider is already registered')
+    return true
+  })
+  assert.throws(() => ctx.userQuestions.registerProvider(new QuestionInbox()), { code: 'DUPLICATE_PROVIDER' })
+  assert.throws(() => ctx.userQuestions.registerProvider(new AutoResponder()), { code: 'DUPLICATE_PROVIDER' })
+})
+
+test('the disposer is idempotent and a stale one never removes a later provider', async () => {
+  const ctx = new Context()
+  const first = ctx.userQuestions.registerProvider({ ask: () => YES })
+  first()
+  first()
+  assert.equal(ctx.userQuestions.hasProvider, false)
+  const NO = { answers: [{ id: 'go', selected: ['No'] }] }
+  const second = ctx.userQuestions.registerProvider({ ask: () => NO })
+  first()
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS }), NO)
+  second[Symbol.dispose]()
+  await assert.rejects(ctx.userQuestions.ask({ questions: QUESTIONS }), { code: 'NO_PROVIDER' })
+})
+
+test('something without ask(request) is not a provider: INVALID_ARGUMENT', () => {
+  const ctx = new Context()
+  for (const bad of [undefined, null, 42, {}, { ask: 'yes' }]) {
+    assert.throws(() => ctx.userQuestions.registerProvider(bad), {
+      name: 'UserQuestionError',
+      code: 'INVALID_ARGUMENT',
+      message: 'a provider must be an object with an ask(request) method',
+    })
+  }
+})
+
+test('the provider receives validated questions, no agent key when none, and a live signal', async () => {
+  const ctx = new Context()
+  let seen
+  ctx.userQuestions.registerProvider({
+    ask(request) {
+      seen = request
+      return YES
+    },
+  })
+  await ctx.userQuestions.ask({ questions: [{ ...QUESTIONS[0], unknown: 'dropped' }] })
+  assert.deepEqual(seen.questions, QUESTIONS)
+  assert.equal('agent' in seen, false)
+  assert.ok(seen.signal instanceof AbortSignal)
+})
+
+test('the AutoResponder is served natively and also works as a plain provider object', async () => {
+  const ctx = new Context()
+  const recommended = [
+    { id: 'pkg', question: 'Which?', options: [{ label: 'npm' }, { label: 'pnpm (Recommended)' }] },
+  ]
+  const dispose = ctx.userQuestions.registerProvider(new AutoResponder('recommended'))
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: recommended }), {
+    answers: [{ id: 'pkg', selected: ['pnpm (Recommended)'] }],
+  })
+  dispose()
+  const auto = new AutoResponder('skip')
+  ctx.userQuestions.registerProvider({ ask: (request) => auto.ask(request) })
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: recommended }), {
+    answers: [{ id: 'pkg', selected: [] }],
+  })
+  assert.equal(auto.policy, 'skip')
+  assert.equal(auto.approveIntents, false)
+  assert.equal(new AutoResponder().policy, 'first')
+  assert.equal(new AutoResponder('first', { approveIntents: true }).approveIntents, true)
+  assert.throws(() => new AutoResponder('best'), {
+    code: 'INVALID_ARGUMENT',
+    message: 'unknown auto-responder policy "best": expected first, recommended or skip',
+  })
+})
+
+test('a subclass of AutoResponder overriding ask is called in JS', async () => {
+  class Logged extends AutoResponder {
+    calls = 0
+    ask(request) {
+      this.calls += 1
+      return super.ask(request)
+    }
+  }
+  const ctx = new Context()
+  const logged = new Logged('first')
+  ctx.userQuestions.registerProvider(logged)
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS }), YES)
+  assert.equal(logged.calls, 1)
+})
+
+test('a provider that answers after its ask was withdrawn is ignored', async () => {
+  const ctx = new Context()
+  let late
+  ctx.userQuestions.registerProvider({
+    ask: () =>
+      new Promise((resolve) => {
+        late = () => resolve(YES)
+      }),
+  })
+  const controller = new AbortController()
+  const asked = ctx.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+  while (late === undefined) await new Promise((resolve) => setImmediate(resolve))
+  controller.abort()
+  await assert.rejects(asked, { code: 'ASK_ABORTED' })
+  late()
+  await new Promise((resolve) => setTimeout(resolve, 10))
+})
