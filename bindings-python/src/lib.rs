@@ -1,1 +1,40 @@
-//! Python bindings of user-questions. Work in progress.
+//! Python bindings of user-questions: the private native module `user_questions._native`,
+//! behind the pure-Python facade in `python/user_questions/`.
+//!
+//! Built only through maturin (see `pyproject.toml` and `scripts/test-python`). Asks are
+//! polled on the asker's asyncio loop (`loop_future.rs`), no runtime or thread of our own;
+//! Python providers run on the asking thread and, when they return an awaitable, as asyncio
+//! tasks (`provider.rs`).
+
+use pyo3::prelude::*;
+
+mod abort;
+mod agents;
+mod convert;
+mod errors;
+mod inbox;
+mod loop_future;
+mod provider;
+mod service;
+
+/// The native module. Everything public is re-exported by `user_questions`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CODES", errors::codes(m.py())?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<agents::PyAgent>()?;
+    m.add_class::<agents::PyAgentRegistry>()?;
+    m.add_class::<agents::AgentDetach>()?;
+    m.add_class::<abort::PyAbortController>()?;
+    m.add_class::<abort::PyAbortSignal>()?;
+    m.add_class::<abort::AbortCallbackHandle>()?;
+    m.add_class::<inbox::PyQuestionInbox>()?;
+    m.add_class::<inbox::InboxUnsubscribe>()?;
+    m.add_class::<inbox::PyAutoResponder>()?;
+    m.add_class::<service::PyContext>()?;
+    m.add_class::<service::PyService>()?;
+    m.add_class::<service::PyProviderRegistration>()?;
+    m.add_function(wrap_pyfunction!(inbox::validate_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(service::tool_definition, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `Agent` and the context's agent registry (SPEC §5).
+//!
+//! Each Python `Agent` wraps exactly one core agent, so identity is the Python instance. The
+//! registry remembers which Python object it entered under each id, so `get`, `roots`,
+//! `list` and a provider's `request["agent"]` return that very object.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pyo3::prelude::*;
+use user_questions::{Agent, AgentRegistry};
+
+use crate::errors::SeamResult;
+
+/// An agent instance: an `id` and an informational `delegation_depth`.
+#[pyclass(module = "user_questions", name = "Agent", subclass, frozen, weakref)]
+pub(crate) struct PyAgent {
+    pub(crate) agent: Agent,
+}
+
+#[pymethods]
+impl PyAgent {
+    #[new]
+    #[pyo3(signature = (id, delegation_depth = 0))]
+    fn new(id: String, delegation_depth: u32) -> Self {
+        PyAgent {
+            agent: Agent::with_delegation_depth(id, delegation_depth),
+        }
+    }
+
+    /// The agent's id.
+    #[getter]
+    fn id(&self) -> &str {
+        self.agent.id()
+    }
+
+    /// The durable lineage depth; never used to decide who may ask.
+    #[getter]
+    fn delegation_depth(&self) -> u32 {
+        self.agent.delegation_depth()
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let agent = &slf.get().agent;
+        let id = pyo3::types::PyString::new(slf.py(), agent.id()).repr()?;
+        Ok(format!(
+            "{}({id}, delegation_depth={})",
+            slf.get_type().name()?,
+            agent.delegation_depth()
+        ))
+    }
+}
+
+/// The core registry plus the Python object entered under each live id.
+pub(crate) struct AgentMap {
+    core: AgentRegistry,
+    live: Mutex<HashMap<String, Py<PyAgent>>>,
+}
+
+impl AgentMap {
+    pub(crate) fn new(core: AgentRegistry) -> Self {
+        AgentMap {
+            core,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Py<PyAgent>>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The Python object wrapping `agent`, when it is the one entered under its id; otherwise
+    /// a new wrapper of the same core agent (it was detached meanwhile).
+    pub(crate) fn python_agent(&self, py: Python<'_>, agent: &Agent) -> PyResult<Py<PyAgent>> {
+        if let Some(found) = self.lock().get(agent.id())
+            && found.get().agent.same(agent)
+        {
+            return Ok(found.clone_ref(py));
+        }
+        Py::new(
+            py,
+            PyAgent {
+                agent: agent.clone(),
+            },
+        )
+    }
+
+    fn to_python(&self, py: Python<'_>, agents: Vec<Agent>) -> PyResult<Vec<Py<PyAgent>>> {
+        agents
+            .iter()
+            .map(|agent| self.python_agent(py, agent))
+            .collect()
+    }
+
+    fn exit(&self, agent: &Agent) -> bool {
+        let removed = {
+            let mut live = self.lock();
+            if self.core.exit(agent) {
+                live.remove(agent.id())
+            } else {
+                None
+            }
+        };
+        let detached = removed.is_some();
+        // Dropped outside the lock: a subclass's __del__ may call back in.
+        drop(removed);
+        detached
+    }
+}
+
+/// `ctx.agents`: the live agents of one context.
+#[pyclass(module = "user_questions", name = "AgentRegistry", frozen)]
+pub(crate) struct PyAgentRegistry {
+    pub(crate) map: Arc<AgentMap>,
+}
+
+#[pymethods]
+impl PyAgentRegistry {
+    /// Registers the exact instance `agent`; `owner` is the live agent whose runtime created
+    /// it (None for a runtime root). Returns a callable that detaches it.
+    #[pyo3(signature = (agent, owner = None))]
+    fn enter(
+        &self,
+        agent: Bound<'_, PyAgent>,
+        owner: Option<Bound<'_, PyAgent>>,
+    ) -> SeamResult<AgentDetach> {
+        let core_agent = agent.get().agent.clone();
+        let mut live = self.map.lock();
+        let _detach = self
+            .map
+            .core
+            .enter(&core_agent, owner.as_ref().map(|o| &o.get().agent))?;
+        let stale = live.insert(core_agent.id().to_owned(), agent.unbind());
+        drop(live);
+        drop(stale);
+        Ok(AgentDetach {
+            map: self.map.clone(),
+            agent: core_agent,
+        })
+    }
+
+    /// Detaches `agent` if it is the live instance under its id; returns whether it was.
+    fn exit(&self, agent: Bound<'_, PyAgent>) -> bool {
+        self.map.exit(&agent.get().agent)
+    }
+
+    /// The live agent registered under `id`, or None.
+    fn get(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAgent>>> {
+        self.map
+            .core
+            .get(id)
+            .map(|agent| self.map.python_agent(py, &agent))
+            .transpose()
+    }
+
+    /// Live agents entered without an owner, in entry order.
+    fn roots(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAgent>>> {
+        self.map.to_python(py, self.map.core.roots())
+    }
+
+    /// All live agents, in entry order.
+    fn list(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAgent>>> {
+        self.map.to_python(py, self.map.core.list())
+    }
+
+    fn __len__(&self) -> usize {
+        self.map.core.len()
+    }
+
+    fn __contains__(&self, agent: Bound<'_, PyAny>) -> bool {
+        agent
+            .cast::<PyAgent>()
+            .is_ok_and(|a| self.map.core.get(a.get().agent.id()) == Some(a.get().agent.clone()))
+    }
+}
+
+/// Returned by `AgentRegistry.enter`: calling it detaches that exact instance. Idempotent;
+/// a stale handle never removes a later agent that reuses the id.
+#[pyclass(module = "user_questions", name = "AgentDetach", frozen)]
+pub(crate) struct AgentDetach {
+    map: Arc<AgentMap>,
+    agent: Agent,
+}
+
+#[pymethods]
+impl AgentDetach {
+    fn __call__(&self) {
+        self.detach();
+    }
+
+    /// Detaches the agent if it is still the live instance under its id.
+    fn detach(&self) {
+        self.map.exit(&self.agent);
+    }
+}

@@ -1,0 +1,178 @@
+//! The question inbox (SPEC §7), the auto-responder (§8) and answer checking (§6).
+
+use pyo3::prelude::*;
+use user_questions::{
+    AskUserQuestionAnswer, AutoPolicy, AutoResponder, ErrorCode, InboxSubscription, QuestionInbox,
+    UserQuestionError, parse_answer, parse_questions,
+};
+
+use crate::convert::{to_value, wire_to_py};
+use crate::errors::SeamResult;
+
+/// An answer submitted by Python: malformed input is `BAD_ANSWER` naming the path.
+fn submitted_answer(answer: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer, UserQuestionError> {
+    parse_answer(&to_value(answer))
+        .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
+}
+
+/// Tickets are positive; anything else was never issued.
+fn ticket_of(ticket: i64) -> Result<u64, UserQuestionError> {
+    u64::try_from(ticket)
+        .ok()
+        .filter(|t| *t >= 1)
+        .ok_or_else(|| {
+            UserQuestionError::new(
+                ErrorCode::NotPending,
+                format!("question {ticket} is not pending"),
+            )
+        })
+}
+
+/// A provider whose asks wait as pending questions until a UI settles them by ticket, from
+/// any thread. Register it with `ctx.user_questions.register_provider(inbox)`.
+#[pyclass(module = "user_questions", name = "QuestionInbox", frozen)]
+pub(crate) struct PyQuestionInbox {
+    pub(crate) inbox: QuestionInbox,
+}
+
+#[pymethods]
+impl PyQuestionInbox {
+    #[new]
+    fn new() -> Self {
+        PyQuestionInbox {
+            inbox: QuestionInbox::new(),
+        }
+    }
+
+    /// The pending questions in arrival order: `[{"ticket", "questions", "agentId"?}]`.
+    fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wire_to_py(py, &self.inbox.pending())
+    }
+
+    /// Answers `ticket`; `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED`, `NOT_PENDING`.
+    fn answer(&self, ticket: i64, answer: &Bound<'_, PyAny>) -> SeamResult<()> {
+        let answer = submitted_answer(answer)?;
+        Ok(self.inbox.answer(ticket_of(ticket)?, answer)?)
+    }
+
+    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
+    fn cancel(&self, ticket: i64) -> SeamResult<()> {
+        Ok(self.inbox.cancel(ticket_of(ticket)?)?)
+    }
+
+    /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
+    fn fail(&self, ticket: i64, message: String) -> SeamResult<()> {
+        Ok(self.inbox.fail(ticket_of(ticket)?, message)?)
+    }
+
+    /// Calls `callback(event)` for every later event, in order: `{"type": "requested",
+    /// "ticket", "questions", "agentId"?}` and `{"type": "resolved", "ticket", "outcome"}`.
+    /// It runs with the GIL on the thread that caused the event (maybe a background thread);
+    /// an exception it raises goes to `sys.unraisablehook` and delivery goes on. Returns a
+    /// callable that unsubscribes.
+    fn subscribe(&self, callback: Py<PyAny>) -> InboxUnsubscribe {
+        let subscription = self.inbox.subscribe(move |event| {
+            Python::try_attach(|py| {
+                let delivered = wire_to_py(py, event).and_then(|e| callback.call1(py, (e,)));
+                if let Err(err) = delivered {
+                    err.write_unraisable(py, Some(callback.bind(py)));
+                }
+            });
+        });
+        InboxUnsubscribe { subscription }
+    }
+
+    fn __len__(&self) -> usize {
+        self.inbox.len()
+    }
+}
+
+/// Returned by `QuestionInbox.subscribe`: calling it stops delivery. Idempotent.
+#[pyclass(module = "user_questions", name = "InboxUnsubscribe", frozen)]
+pub(crate) struct InboxUnsubscribe {
+    subscription: InboxSubscription,
+}
+
+#[pymethods]
+impl InboxUnsubscribe {
+    fn __call__(&self) {
+        self.subscription.unsubscribe();
+    }
+}
+
+/// A provider that answers at once by a policy: `"first"`, `"recommended"` or `"skip"`. It
+/// never approves an intent question unless `approve_intents` is true.
+#[pyclass(module = "user_questions", name = "AutoResponder", frozen)]
+pub(crate) struct PyAutoResponder {
+    pub(crate) responder: AutoResponder,
+}
+
+#[pymethods]
+impl PyAutoResponder {
+    #[new]
+    #[pyo3(signature = (policy = "first", approve_intents = false))]
+    fn new(policy: &str, approve_intents: bool) -> SeamResult<Self> {
+        let policy: AutoPolicy = policy.parse()?;
+        Ok(PyAutoResponder {
+            responder: AutoResponder::new(policy).approve_intents(approve_intents),
+        })
+    }
+
+    /// The policy's name.
+    #[getter]
+    fn policy(&self) -> &'static str {
+        self.responder.policy().as_str()
+    }
+
+    /// Whether intent questions may be approved.
+    #[getter]
+    fn approve_intents(&self) -> bool {
+        self.responder.approves_intents()
+    }
+
+    /// The answer this responder gives to `questions`.
+    fn answer<'py>(
+        &self,
+        py: Python<'py>,
+        questions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let questions = parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?;
+        wire_to_py(py, &self.responder.answer(&questions))
+    }
+
+    /// Answers `request["questions"]`, like any provider.
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        request: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let questions =
+            user_questions::parse_request(&to_value(request)).map_err(crate::errors::SeamError)?;
+        wire_to_py(py, &self.responder.answer(&questions))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "AutoResponder({:?}, approve_intents={})",
+            self.responder.policy().as_str(),
+            if self.responder.approves_intents() {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+/// Checks `answer` against `questions` (SPEC §6): returns None when it fits, raises
+/// `UserQuestionError` `BAD_ANSWER` with the reason otherwise (`INVALID_REQUEST` for
+/// malformed questions).
+#[pyfunction]
+pub(crate) fn validate_answer(
+    questions: &Bound<'_, PyAny>,
+    answer: &Bound<'_, PyAny>,
+) -> SeamResult<()> {
+    let questions = parse_questions(&to_value(questions))?;
+    let answer = submitted_answer(answer)?;
+    Ok(user_questions::validate_answer(&questions, &answer)?)
+}

@@ -1,0 +1,202 @@
+"""The question inbox (SPEC §7) from Python: pending questions answered by a UI on another
+task or thread, events to subscribers."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+import user_questions as uq
+from conftest import QUESTION, YES, request
+
+
+async def _pending(inbox: uq.QuestionInbox, n: int = 1) -> List[Dict[str, Any]]:
+    deadline = time.monotonic() + 5
+    while len(inbox.pending()) < n and time.monotonic() < deadline:
+        await asyncio.sleep(0.001)
+    return inbox.pending()
+
+
+async def _until(predicate: Any) -> None:
+    deadline = time.monotonic() + 5
+    while not predicate() and time.monotonic() < deadline:
+        await asyncio.sleep(0.001)
+    assert predicate()
+
+
+async def test_a_ui_answers_a_pending_question_from_another_thread(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    root = uq.Agent("root")
+    ctx.agents.enter(root)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request(agent=root)))
+    (pending,) = await _pending(inbox)
+    assert pending == {"ticket": 1, "questions": [QUESTION], "agentId": "root"}
+    thread = threading.Thread(target=inbox.answer, args=(1, YES))
+    thread.start()
+    assert await asyncio.wait_for(task, 5) == YES
+    thread.join()
+    assert inbox.pending() == [] and len(inbox) == 0
+
+
+async def test_settling_errors(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+
+    def code(call: Any, *args: Any) -> str:
+        with pytest.raises(uq.UserQuestionError) as info:
+            call(*args)
+        return f"{info.value.code}: {info.value.message}"
+
+    assert code(inbox.answer, 1, {"answers": [{"id": "go", "selected": ["Maybe"]}]}) == (
+        'BAD_ANSWER: question go selects "Maybe", which is not one of its options'
+    )
+    assert code(inbox.answer, 1, {"answers": "nope"}) == "BAD_ANSWER: answers must be an array"
+    assert code(inbox.answer, 7, YES) == "NOT_PENDING: question 7 is not pending"
+    assert code(inbox.cancel, 0) == "NOT_PENDING: question 0 is not pending"
+    assert code(inbox.fail, -3, "x") == "NOT_PENDING: question -3 is not pending"
+    assert [p["ticket"] for p in inbox.pending()] == [1]
+    inbox.cancel(1)
+    with pytest.raises(uq.UserQuestionError) as info:
+        await task
+    assert (info.value.code, info.value.message) == ("ASK_CANCELLED", "the user cancelled ask_user_question")
+    assert code(inbox.answer, 1, YES) == "ALREADY_RESOLVED: question 1 is already resolved"
+    assert code(inbox.cancel, 1) == "ALREADY_RESOLVED: question 1 is already resolved"
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    inbox.fail(2, "the browser tab closed")
+    with pytest.raises(uq.UserQuestionError) as failed:
+        await task
+    assert (failed.value.code, failed.value.message) == ("PROVIDER_FAILED", "the browser tab closed")
+
+
+async def test_subscribers_see_every_event_and_several_uis_watch_one_inbox(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    first: List[Dict[str, Any]] = []
+    second: List[Dict[str, Any]] = []
+    inbox.subscribe(first.append)
+    unsubscribe = inbox.subscribe(second.append)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    inbox.answer(1, YES)
+    await task
+    unsubscribe()
+    unsubscribe()
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    task.cancel()  # the asker withdraws: "aborted"
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await _until(lambda: len(first) == 4)
+    assert first == [
+        {"type": "requested", "ticket": 1, "questions": [QUESTION]},
+        {"type": "resolved", "ticket": 1, "outcome": "answered"},
+        {"type": "requested", "ticket": 2, "questions": [QUESTION]},
+        {"type": "resolved", "ticket": 2, "outcome": "aborted"},
+    ]
+    assert second == first[:2]
+
+
+async def test_a_raising_subscriber_goes_to_unraisablehook_and_delivery_goes_on(
+    ctx: uq.Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reported: List[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    seen: List[Dict[str, Any]] = []
+
+    def broken(event: Dict[str, Any]) -> None:
+        raise RuntimeError("the UI crashed")
+
+    inbox.subscribe(broken)
+    inbox.subscribe(seen.append)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    inbox.answer(1, YES)
+    assert await task == YES
+    assert [e["type"] for e in seen] == ["requested", "resolved"]
+    assert [str(r.exc_value) for r in reported] == ["the UI crashed", "the UI crashed"]
+
+
+async def test_a_ui_task_answers_a_thousand_concurrent_asks(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    requested: "asyncio.Queue[int]" = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+    inbox.subscribe(
+        lambda e: loop.call_soon_threadsafe(requested.put_nowait, e["ticket"])
+        if e["type"] == "requested"
+        else None
+    )
+
+    async def ui() -> None:
+        for _ in range(1000):
+            ticket = await requested.get()
+            inbox.answer(ticket, YES)
+
+    ui_task = asyncio.ensure_future(ui())
+    answers = await asyncio.wait_for(
+        asyncio.gather(*(ctx.user_questions.ask(request()) for _ in range(1000))), 60
+    )
+    await ui_task
+    assert answers == [YES] * 1000
+
+
+async def test_closing_the_context_settles_a_pending_question(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Dict[str, Any]] = []
+    inbox.subscribe(events.append)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    ctx.close()
+    with pytest.raises(uq.UserQuestionError) as info:
+        await task
+    assert info.value.code == "ASK_ABORTED"
+    await _until(lambda: len(events) == 2)
+    assert events[1] == {"type": "resolved", "ticket": 1, "outcome": "aborted"}
+    assert inbox.pending() == []
+
+
+def test_validate_answer() -> None:
+    questions = [dict(QUESTION)]
+    assert uq.validate_answer(questions, YES) is None
+    with pytest.raises(uq.UserQuestionError) as bad:
+        uq.validate_answer(questions, {"answers": []})
+    assert bad.value.code == "BAD_ANSWER"
+    assert bad.value.message == (
+        "the answer has 0 items for 1 questions; it needs exactly one per question, in order"
+    )
+    with pytest.raises(uq.UserQuestionError) as malformed:
+        uq.validate_answer([{"id": "x"}], YES)
+    assert (malformed.value.code, malformed.value.message) == (
+        "INVALID_REQUEST",
+        "questions[0].question must be a string",
+    )
+
+
+def test_auto_responder() -> None:
+    plan = {
+        "id": "plan",
+        "question": "Approve?",
+        "detail": "1. do it",
+        "options": [{"label": "Approve (Recommended)"}, {"label": "Revise"}],
+        "intent": {"kind": "plan-review", "approve": "Approve (Recommended)"},
+    }
+    auto = uq.AutoResponder("recommended")
+    assert (auto.policy, auto.approve_intents) == ("recommended", False)
+    assert auto.answer([plan]) == {"answers": [{"id": "plan", "selected": ["Revise"]}]}
+    approving = uq.AutoResponder("recommended", approve_intents=True)
+    assert approving.answer([plan])["answers"][0]["selected"] == ["Approve (Recommended)"]
+    with pytest.raises(uq.UserQuestionError) as info:
+        uq.AutoResponder("best")
+    assert info.value.code == "INVALID_ARGUMENT"

@@ -1,0 +1,320 @@
+"""Python providers: sync and async, answering from another thread, failing, being withdrawn,
+living on another loop, losing their loop."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+import user_questions as uq
+from conftest import YES, request
+
+NOT_AN_ANSWER = "the user-questions provider answered with something that is not an answer: "
+
+
+async def _error(ctx: uq.Context, req: Optional[Dict[str, Any]] = None) -> uq.UserQuestionError:
+    with pytest.raises(uq.UserQuestionError) as info:
+        await asyncio.wait_for(ctx.user_questions.ask(req or request()), 10)
+    return info.value
+
+
+class Returning:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def ask(self, req: Dict[str, Any]) -> Any:
+        return self.value
+
+
+class Raising:
+    def __init__(self, error: BaseException, is_async: bool) -> None:
+        self.error = error
+        self.is_async = is_async
+
+    def ask(self, req: Dict[str, Any]) -> Any:
+        if self.is_async:
+            return self._ask()
+        raise self.error
+
+    async def _ask(self) -> Any:
+        await asyncio.sleep(0)
+        raise self.error
+
+
+async def test_the_request_a_provider_gets(ctx: uq.Context) -> None:
+    seen: List[Dict[str, Any]] = []
+
+    class Recording:
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(req)
+            return YES
+
+    ctx.user_questions.register_provider(Recording())
+    root = uq.Agent("root")
+    ctx.agents.enter(root)
+    await ctx.user_questions.ask(request(agent=root))
+    await ctx.user_questions.ask(request())
+    with_agent, without = seen
+    assert with_agent["agent"] is root
+    assert "agent" not in without
+    assert with_agent["questions"] == request()["questions"]
+    assert set(with_agent) == {"questions", "agent", "signal"}
+    assert isinstance(with_agent["signal"], uq.AbortSignal)
+    assert not with_agent["signal"].aborted
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_an_exception_in_a_provider_is_provider_failed_with_its_message(
+    ctx: uq.Context, is_async: bool
+) -> None:
+    ctx.user_questions.register_provider(Raising(ValueError("the terminal went away"), is_async))
+    error = await _error(ctx)
+    assert (error.code, error.message) == ("PROVIDER_FAILED", "the terminal went away")
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_an_exception_without_a_message_is_named_by_its_type(
+    ctx: uq.Context, is_async: bool
+) -> None:
+    ctx.user_questions.register_provider(Raising(KeyError(), is_async))
+    error = await _error(ctx)
+    assert (error.code, error.message) == ("PROVIDER_FAILED", "KeyError")
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_user_question_error_keeps_its_code(ctx: uq.Context, is_async: bool) -> None:
+    ctx.user_questions.register_provider(
+        Raising(uq.UserQuestionError("the user cancelled ask_user_question", "ASK_CANCELLED"), is_async)
+    )
+    error = await _error(ctx)
+    assert (error.code, error.message) == ("ASK_CANCELLED", "the user cancelled ask_user_question")
+
+
+async def test_a_user_question_error_of_an_unknown_code_is_provider_failed(ctx: uq.Context) -> None:
+    ctx.user_questions.register_provider(Raising(uq.UserQuestionError("odd", "NOPE"), False))
+    error = await _error(ctx)
+    assert error.code == "PROVIDER_FAILED"
+    assert error.message == 'the user-questions provider failed with an unknown code "NOPE": odd'
+
+
+@pytest.mark.parametrize(
+    ("returned", "reason"),
+    [
+        (None, "answer must be an object"),
+        ({}, "answers must be an array"),
+        ({"answers": [{"id": 1, "selected": []}]}, "answers[0].id must be a string"),
+        ({"answers": [{"id": "go", "selected": "Yes"}]}, "answers[0].selected must be an array of strings"),
+    ],
+)
+async def test_a_return_value_that_is_not_an_answer_is_provider_failed(
+    ctx: uq.Context, returned: Any, reason: str
+) -> None:
+    ctx.user_questions.register_provider(Returning(returned))
+    error = await _error(ctx)
+    assert (error.code, error.message) == ("PROVIDER_FAILED", NOT_AN_ANSWER + reason)
+
+
+async def test_answers_pass_through_unchecked_unless_strict(ctx: uq.Context) -> None:
+    odd = {"answers": [{"id": "go", "selected": ["Maybe"], "custom": "x"}]}
+    ctx.user_questions.register_provider(Returning(odd))
+    assert await ctx.user_questions.ask(request()) == odd
+    ctx.user_questions.strict = True
+    assert (await _error(ctx)).code == "BAD_ANSWER"
+
+
+async def test_an_async_provider_may_return_any_awaitable(ctx: uq.Context) -> None:
+    class FutureProvider:
+        def ask(self, req: Dict[str, Any]) -> "asyncio.Future[Dict[str, Any]]":
+            future: asyncio.Future[Dict[str, Any]] = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_later(0.01, future.set_result, YES)
+            return future
+
+    ctx.user_questions.register_provider(FutureProvider())
+    assert await ctx.user_questions.ask(request()) == YES
+
+
+async def test_a_provider_answering_from_another_thread(ctx: uq.Context) -> None:
+    threads: List[threading.Thread] = []
+
+    class Threaded:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[Dict[str, Any]] = loop.create_future()
+
+            def answer() -> None:
+                loop.call_soon_threadsafe(future.set_result, YES)
+
+            thread = threading.Thread(target=answer)
+            threads.append(thread)
+            thread.start()
+            return await future
+
+    ctx.user_questions.register_provider(Threaded())
+    assert await ctx.user_questions.ask(request()) == YES
+    for thread in threads:
+        thread.join()
+
+
+async def test_a_cancelled_provider_task_is_provider_failed(ctx: uq.Context) -> None:
+    class SelfCancelling:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            raise asyncio.CancelledError()
+
+    ctx.user_questions.register_provider(SelfCancelling())
+    error = await _error(ctx)
+    assert error.code == "PROVIDER_FAILED"
+    assert "cancelled" in error.message
+
+
+async def test_withdrawal_fires_the_signal_callbacks_and_cancels_the_coroutine(ctx: uq.Context) -> None:
+    fired = threading.Event()
+    cancelled = asyncio.Event()
+    started = asyncio.Event()
+
+    class Watching:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            req["signal"].on_abort(fired.set)
+            started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return YES
+
+    ctx.user_questions.register_provider(Watching())
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await started.wait()
+    task.cancel()
+    await asyncio.wait_for(cancelled.wait(), 5)
+    assert fired.is_set()
+
+
+async def test_the_registration_is_callable_disposable_and_a_context_manager(ctx: uq.Context) -> None:
+    svc = ctx.user_questions
+    first = svc.register_provider(Returning(YES))
+    assert first.active and svc.has_provider
+    first()
+    assert not first.active and not svc.has_provider
+    with svc.register_provider(Returning(YES)) as second:
+        assert await svc.ask(request()) == YES
+        first.dispose()  # stale: does not remove the later provider
+        first()
+        assert second.active
+    assert not second.active
+    assert not svc.has_provider
+    with pytest.raises(TypeError):
+        svc.register_provider(object())  # type: ignore[arg-type]
+
+
+async def test_a_provider_on_another_thread_s_loop_runs_there(ctx: uq.Context) -> None:
+    ready = threading.Event()
+    home: Dict[str, Any] = {}
+    seen: List[int] = []
+
+    class HomeProvider:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(threading.get_ident())
+            await asyncio.sleep(0)
+            return YES
+
+    async def ui_thread_main() -> None:
+        home["loop"] = asyncio.get_running_loop()
+        home["stop"] = asyncio.Event()
+        ctx.user_questions.register_provider(HomeProvider())
+        ready.set()
+        await home["stop"].wait()
+
+    thread = threading.Thread(target=asyncio.run, args=(ui_thread_main(),))
+    thread.start()
+    ready.wait(5)
+    try:
+        assert await ctx.user_questions.ask(request()) == YES
+        assert seen == [thread.ident]
+    finally:
+        home["loop"].call_soon_threadsafe(home["stop"].set)
+        thread.join(5)
+
+
+async def test_a_provider_whose_loop_ends_while_it_waits_does_not_hang(ctx: uq.Context) -> None:
+    ready = threading.Event()
+    home: Dict[str, Any] = {}
+
+    class Forever:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            home["asked"].set()
+            await asyncio.sleep(3600)
+            return YES
+
+    async def ui_thread_main() -> None:
+        home["loop"] = asyncio.get_running_loop()
+        home["stop"] = asyncio.Event()
+        home["asked"] = asyncio.Event()
+        ctx.user_questions.register_provider(Forever())
+        ready.set()
+        await home["asked"].wait()  # the loop ends once the provider waits; asyncio.run
+        # then cancels the provider's task and closes the loop.
+
+    thread = threading.Thread(target=asyncio.run, args=(ui_thread_main(),))
+    thread.start()
+    ready.wait(5)
+    error = await _error(ctx)
+    thread.join(5)
+    assert error.code == "PROVIDER_FAILED"
+    assert "cancelled" in error.message
+
+
+async def test_a_returned_future_nobody_keeps_settles_instead_of_hanging(ctx: uq.Context) -> None:
+    class Forgetful:
+        def ask(self, req: Dict[str, Any]) -> "asyncio.Future[Dict[str, Any]]":
+            return asyncio.get_running_loop().create_future()  # no one can ever resolve it
+
+    ctx.user_questions.register_provider(Forgetful())
+    error = await _error(ctx)
+    assert error.code == "PROVIDER_FAILED"
+    assert error.message == (
+        "the user-questions provider's task was destroyed before it finished "
+        "(was its event loop closed?)"
+    )
+
+
+async def test_a_provider_task_abandoned_by_a_closed_loop_settles_when_collected(ctx: uq.Context) -> None:
+    ready = threading.Event()
+    asked = threading.Event()
+
+    class Abandoned:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            asked.set()
+            # A future nothing else references: once its loop is gone, this task is garbage.
+            await asyncio.get_running_loop().create_future()
+            return YES
+
+    def ui_thread() -> None:
+        loop = asyncio.new_event_loop()
+
+        async def main() -> None:
+            ctx.user_questions.register_provider(Abandoned())
+            ready.set()
+            await asyncio.sleep(0.3)  # the provider's task starts meanwhile
+
+        loop.run_until_complete(main())
+        loop.close()  # without cancelling the provider's task: it is abandoned
+
+    thread = threading.Thread(target=ui_thread)
+    thread.start()
+    ready.wait(5)
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await asyncio.sleep(0)
+    thread.join(5)
+    assert asked.is_set()
+    await asyncio.sleep(0.05)
+    assert not task.done()
+    gc.collect()
+    with pytest.raises(uq.UserQuestionError) as info:
+        await asyncio.wait_for(task, 10)
+    assert info.value.code == "PROVIDER_FAILED"
+    assert "destroyed" in info.value.message

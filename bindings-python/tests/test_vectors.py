@@ -1,0 +1,234 @@
+"""The conformance vectors of SPEC §14 (tests/vectors, plus $UQ_VECTORS_DIR), run through the
+Python surface. Each ask case whose provider answers or fails runs twice: with a synchronous
+and with an asynchronous Python provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+import user_questions as uq
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _dirs() -> List[Path]:
+    dirs = [REPO / "tests" / "vectors"]
+    extra = os.environ.get("UQ_VECTORS_DIR")
+    if extra:
+        dirs.append(Path(extra))
+    return dirs
+
+
+def _cases(sub: str, flavoured: bool = False) -> List[Any]:
+    params = []
+    for base in _dirs():
+        folder = base / sub if sub else base
+        for path in sorted(folder.glob("*.json")):
+            for i, case in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+                label = f"{path.relative_to(base)}[{i}] {case['name']}"
+                if not flavoured:
+                    params.append(pytest.param(case, id=label))
+                    continue
+                for flavour in _flavours(case):
+                    params.append(pytest.param(case, flavour, id=f"{label} ({flavour})"))
+    return params
+
+
+def _flavours(case: Dict[str, Any]) -> List[str]:
+    """Providers that answer or fail run as a sync and as an async provider."""
+    provider = case.get("provider") or {}
+    return ["sync", "async"] if ("answer" in provider or "fail" in provider) else ["async"]
+
+
+ASK_CASES = _cases("", flavoured=True)
+TOOL_CASES = _cases("tool")
+INBOX_CASES = _cases("inbox")
+
+
+def test_vectors_are_present() -> None:
+    assert ASK_CASES and TOOL_CASES and INBOX_CASES
+
+
+class VectorProvider:
+    """The runner's provider of README.md: answers, fails, never settles, or (abort
+    "during") waits for its own withdrawal signal after telling the runner it was called."""
+
+    def __init__(self, spec: Dict[str, Any], flavour: str, wait_for_withdrawal: bool) -> None:
+        self.spec = spec
+        self.flavour = flavour
+        self.wait_for_withdrawal = wait_for_withdrawal
+        self.calls = 0
+        self.called = asyncio.Event()
+        self.forever = asyncio.Event()  # never set: "never" waits on it
+        self.seen: Optional[Dict[str, Any]] = None
+
+    def settle(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        if "auto" in self.spec:
+            auto = uq.AutoResponder(self.spec["auto"], self.spec.get("approveIntents", False))
+            return auto.ask(request)
+        if "answer" in self.spec:
+            return self.spec["answer"]  # type: ignore[no-any-return]
+        fail = self.spec["fail"]
+        if "code" in fail:
+            message = fail.get("message", f"provider failed with {fail['code']}")
+            raise uq.UserQuestionError(message, fail["code"])
+        raise Exception(fail["message"])
+
+    def ask(self, request: Dict[str, Any]) -> Any:
+        self.calls += 1
+        self.seen = request
+        self.called.set()
+        if self.flavour == "sync" and not self.wait_for_withdrawal and "never" not in self.spec:
+            return self.settle(request)
+        return self._ask_async(request)
+
+    async def _ask_async(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        if "never" in self.spec:
+            await self.forever.wait()
+        if self.wait_for_withdrawal:
+            withdrawn = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            request["signal"].on_abort(lambda: loop.call_soon_threadsafe(withdrawn.set))
+            await withdrawn.wait()
+        return self.settle(request)
+
+
+def _setup(
+    ctx: uq.Context, case: Dict[str, Any], flavour: str
+) -> Tuple[Optional[VectorProvider], Optional[uq.Agent]]:
+    entered: Dict[str, uq.Agent] = {}
+    detach = {}
+    for spec in case.get("agents", []):
+        agent = uq.Agent(spec["id"], spec.get("delegationDepth", 0))
+        owner = entered[spec["owner"]] if "owner" in spec else None
+        detach[spec["id"]] = ctx.agents.enter(agent, owner)
+        entered[spec["id"]] = agent
+    for agent_id in case.get("exit", []):
+        detach[agent_id]()
+    caller = case.get("caller")
+    agent: Optional[uq.Agent] = None
+    if isinstance(caller, dict):
+        agent = uq.Agent(caller["stale"])
+    elif caller is not None:
+        agent = entered[caller]
+    ctx.user_questions.strict = bool(case.get("strict", False))
+    spec = case.get("provider")
+    provider: Optional[VectorProvider] = None
+    if spec is not None:
+        if "auto" in spec and case.get("abort") != "during":
+            ctx.user_questions.register_provider(
+                uq.AutoResponder(spec["auto"], spec.get("approveIntents", False))
+            )
+        else:
+            provider = VectorProvider(spec, flavour, case.get("abort") == "during")
+            ctx.user_questions.register_provider(provider)
+    return provider, agent
+
+
+def _check_outcome(expect: Dict[str, Any], outcome: Any) -> None:
+    if "answer" in expect:
+        assert outcome == expect["answer"]
+    else:
+        assert isinstance(outcome, uq.UserQuestionError), f"expected an error, got {outcome!r}"
+        assert outcome.code == expect["error"]["code"]
+        if "message" in expect["error"]:
+            assert outcome.message == expect["error"]["message"]
+
+
+@pytest.mark.parametrize(("case", "flavour"), ASK_CASES)
+async def test_ask_vector(case: Dict[str, Any], flavour: str) -> None:
+    with uq.Context() as ctx:
+        provider, agent = _setup(ctx, case, flavour)
+        controller = uq.AbortController()
+        if case.get("abort") == "before":
+            controller.abort()
+        if "requestJson" in case:
+            req: Any = case["requestJson"]
+        else:
+            req = {**case["request"], "signal": controller.signal}
+            if agent is not None:
+                req["agent"] = agent
+        task = asyncio.ensure_future(ctx.user_questions.ask(req))
+        if case.get("abort") == "during" and provider is not None:
+            called = asyncio.ensure_future(provider.called.wait())
+            await asyncio.wait([task, called], return_when=asyncio.FIRST_COMPLETED)
+            if provider.called.is_set():
+                controller.abort()
+            called.cancel()
+        try:
+            outcome: Any = await asyncio.wait_for(task, 10)
+        except uq.UserQuestionError as error:
+            outcome = error
+        _check_outcome(case["expect"], outcome)
+        if "providerCalled" in case and provider is not None:
+            assert (provider.calls == 1) is case["providerCalled"]
+        if provider is not None and provider.seen is not None:
+            asked = (
+                json.loads(case["requestJson"]) if "requestJson" in case else case["request"]
+            )["questions"]
+            assert [q["id"] for q in provider.seen["questions"]] == [q["id"] for q in asked]
+            if agent is not None and "requestJson" not in case:
+                assert provider.seen["agent"] is agent
+            else:
+                assert "agent" not in provider.seen
+            assert isinstance(provider.seen["signal"], uq.AbortSignal)
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
+async def test_tool_vector(case: Dict[str, Any]) -> None:
+    with uq.Context() as ctx:
+        _, agent = _setup(ctx, case, "sync")
+        tool = uq.AskUserQuestionTool(ctx)
+        args = case["argsJson"] if "argsJson" in case else case["args"]
+        result = await asyncio.wait_for(tool.execute(args, agent=agent), 10)
+        assert result == case["expect"]
+
+
+@pytest.mark.parametrize("case", INBOX_CASES)
+async def test_inbox_vector(case: Dict[str, Any]) -> None:
+    ctx = uq.Context()
+    _, agent = _setup(ctx, {k: v for k, v in case.items() if k != "provider"}, "sync")
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    req: Dict[str, Any] = {"questions": case["request"]["questions"]}
+    if agent is not None:
+        req["agent"] = agent
+    task = asyncio.ensure_future(ctx.user_questions.ask(req))
+    await asyncio.sleep(0)
+    for step in case["submit"]:
+        ticket = step.get("ticket", 1)
+        try:
+            if "answer" in step:
+                inbox.answer(ticket, step["answer"])
+            elif "cancel" in step:
+                inbox.cancel(ticket)
+            else:
+                inbox.fail(ticket, step["fail"])
+            got = "OK"
+        except uq.UserQuestionError as error:
+            got = error.code
+        assert got == step["expect"], step
+    expect = case["expect"]
+    if expect.get("pending"):
+        pending = inbox.pending()
+        assert [p["ticket"] for p in pending] == [1]
+        assert pending[0]["questions"] == case["request"]["questions"]
+        assert not task.done()
+        ctx.close()
+        expect = {"error": {"code": "ASK_ABORTED", "message": uq_disposed_message()}}
+    try:
+        outcome: Any = await asyncio.wait_for(task, 10)
+    except uq.UserQuestionError as error:
+        outcome = error
+    _check_outcome(expect, outcome)
+    ctx.close()
+
+
+def uq_disposed_message() -> str:
+    return "the user-questions provider was disposed before the user answered"
