@@ -154,6 +154,8 @@ export declare class UserQuestionService {
   registerProvider(provider: UserQuestionProvider): Disposer
   /** A `QuestionInbox` is served natively: its asks become pending questions. */
   registerProvider(provider: QuestionInbox): Disposer
+  /** A `TerminalProvider` is served natively: its asks never run JS. */
+  registerProvider(provider: TerminalProvider): Disposer
 }
 
 /** One context: an agent registry and the `userQuestions` service that checks against it. */
@@ -207,6 +209,18 @@ export declare class AutoResponder implements UserQuestionProvider {
   readonly policy: AutoPolicy
   readonly approveIntents: boolean
   ask(request: { questions: AskUserQuestionItem[] }): AskUserQuestionAnswer
+}
+
+/**
+ * The terminal question UI (SPEC §8): the interactive screen when stdin and stderr are
+ * terminals (and `TERM` is not `dumb`), else numbered line prompts on stderr answered from
+ * stdin — decided when it is constructed. Served natively: its asks never run JS.
+ */
+export declare class TerminalProvider {
+  #private
+  constructor()
+  /** Whether it draws the interactive screen (else it asks through line prompts). */
+  readonly interactive: boolean
 }
 
 // ---- The tool (SPEC §9) and answer checking (SPEC §6) ----------------------------------

@@ -422,7 +422,8 @@ class UserQuestionService {
 
   /**
    * Registers the one provider of this context: any object with `ask(request)` returning an
-   * answer or a Promise of one (a `QuestionInbox` or `AutoResponder` is served natively).
+   * answer or a Promise of one (a `QuestionInbox`, `AutoResponder` or `TerminalProvider` is
+   * served natively: its asks never run JS).
    * Throws `DUPLICATE_PROVIDER` while another is registered. Returns an idempotent disposer
    * that settles the asks still waiting on this provider `ASK_ABORTED`.
    */
@@ -430,6 +431,10 @@ class UserQuestionService {
     let registration
     if (provider instanceof QuestionInbox) {
       registration = callNative(() => this.#native.registerInbox(inboxNativeOf(provider)))
+    } else if (provider instanceof TerminalProvider) {
+      registration = callNative(() =>
+        this.#native.registerTerminalProvider(terminalNativeOf(provider)),
+      )
     } else if (
       provider instanceof AutoResponder &&
       provider.ask === AutoResponder.prototype.ask
@@ -600,6 +605,27 @@ class AutoResponder {
   }
 }
 
+let terminalNativeOf
+
+/**
+ * The terminal question UI (SPEC §8): the interactive screen when stdin and stderr are
+ * terminals (and `TERM` is not `dumb`), else numbered line prompts on stderr answered from
+ * stdin — decided when it is constructed. Served natively, on a terminal thread of its own:
+ * its asks never run JS. Register it as the provider.
+ */
+class TerminalProvider {
+  #native = new native.NativeTerminalProvider()
+
+  /** Whether it draws the interactive screen (else it asks through line prompts). */
+  get interactive() {
+    return this.#native.interactive
+  }
+
+  static {
+    terminalNativeOf = (provider) => provider.#native
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // The tool (SPEC §9) and answer checking (SPEC §6)
 
@@ -699,6 +725,7 @@ exports.UserQuestionService = UserQuestionService
 exports.UserQuestionError = UserQuestionError
 exports.QuestionInbox = QuestionInbox
 exports.AutoResponder = AutoResponder
+exports.TerminalProvider = TerminalProvider
 exports.AskUserQuestionTool = AskUserQuestionTool
 exports.validateAnswer = validateAnswer
 exports.CODES = CODES

@@ -84,6 +84,8 @@ export declare class NativeContext {
   registerInbox(inbox: NativeInbox): NativeRegistration
   /** Registers an auto-responder as the provider; its asks never cross into JS. */
   registerAutoResponder(responder: NativeAutoResponder): NativeRegistration
+  /** Registers a terminal provider; its asks never cross into JS. */
+  registerTerminalProvider(provider: NativeTerminalProvider): NativeRegistration
   /** Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live. */
   enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): NativeAgentDetach
   /** The key of the live agent under `id`, if any. */
@@ -140,6 +142,20 @@ export declare class NativeRegistration {
 export declare class NativeSubscription {
   /** Stops delivery. Idempotent. */
   unsubscribe(): void
+}
+
+/**
+ * A core [`TerminalProvider`]; registered natively, so its asks never cross into JS. It
+ * answers on a terminal thread of its own, which settles asks without the JS thread.
+ */
+export declare class NativeTerminalProvider {
+  /**
+   * The interactive screen when stdin and stderr are terminals (and `TERM` is not
+   * `dumb`), else numbered line prompts on stderr answered from stdin; decided now.
+   */
+  constructor()
+  /** Whether it draws the interactive screen (else it asks through line prompts). */
+  get interactive(): boolean
 }
 
 /** The SPEC §10 code names in numeric order (index = number). */

@@ -843,6 +843,7 @@ module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeInbox = nativeBinding.NativeInbox
 module.exports.NativeRegistration = nativeBinding.NativeRegistration
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.NativeTerminalProvider = nativeBinding.NativeTerminalProvider
 module.exports.codeNames = nativeBinding.codeNames
 module.exports.toolDefinitionJson = nativeBinding.toolDefinitionJson
 module.exports.validateAnswer = nativeBinding.validateAnswer

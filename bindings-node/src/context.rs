@@ -11,6 +11,7 @@ use crate::agents::{self, AgentKeys, NativeAgent, NativeAgentDetach};
 use crate::auto::NativeAutoResponder;
 use crate::inbox::NativeInbox;
 use crate::provider::JsProvider;
+use crate::terminal::NativeTerminalProvider;
 use crate::{Result, internal, outcome_json, parse_questions_json, to_js};
 
 /// A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks.
@@ -118,6 +119,15 @@ impl NativeContext {
         responder: &NativeAutoResponder,
     ) -> Result<NativeRegistration> {
         self.register(responder.responder())
+    }
+
+    /// Registers a terminal provider; its asks never cross into JS.
+    #[napi]
+    pub fn register_terminal_provider(
+        &self,
+        provider: &NativeTerminalProvider,
+    ) -> Result<NativeRegistration> {
+        self.register(provider.terminal())
     }
 
     /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.

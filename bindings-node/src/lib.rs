@@ -15,6 +15,7 @@ mod auto;
 mod context;
 mod inbox;
 mod provider;
+mod terminal;
 
 use napi_derive::napi;
 use user_questions::{ErrorCode, UserQuestionError};
@@ -24,6 +25,7 @@ pub use agents::{NativeAgent, NativeAgentDetach};
 pub use auto::NativeAutoResponder;
 pub use context::{NativeContext, NativeRegistration};
 pub use inbox::{NativeInbox, NativeSubscription};
+pub use terminal::NativeTerminalProvider;
 
 /// The status of an error thrown to JS: the SPEC §10 code name, which napi puts in `err.code`.
 #[derive(Debug, Clone, Copy)]

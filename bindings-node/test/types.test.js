@@ -53,6 +53,7 @@ test('index.d.ts declares exactly the runtime exports', () => {
     'UserQuestionError',
     'QuestionInbox',
     'AutoResponder',
+    'TerminalProvider',
     'AskUserQuestionTool',
     'validateAnswer',
     'CODES',

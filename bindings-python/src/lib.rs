@@ -4,7 +4,8 @@
 //! Built only through maturin (see `pyproject.toml` and `scripts/test-python`). Asks are
 //! polled on the asker's asyncio loop (`loop_future.rs`), no runtime or thread of our own;
 //! Python providers run on the asking thread and, when they return an awaitable, as asyncio
-//! tasks (`provider.rs`).
+//! tasks (`provider.rs`). The terminal provider (`terminal.rs`) runs its own terminal thread,
+//! from the core's `user-questions-terminal` crate.
 
 use pyo3::prelude::*;
 
@@ -16,6 +17,7 @@ mod inbox;
 mod loop_future;
 mod provider;
 mod service;
+mod terminal;
 
 /// The native module. Everything public is re-exported by `user_questions`.
 #[pymodule]
@@ -31,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<inbox::PyQuestionInbox>()?;
     m.add_class::<inbox::InboxUnsubscribe>()?;
     m.add_class::<inbox::PyAutoResponder>()?;
+    m.add_class::<terminal::PyTerminalProvider>()?;
     m.add_class::<service::PyContext>()?;
     m.add_class::<service::PyService>()?;
     m.add_class::<service::PyProviderRegistration>()?;

@@ -20,6 +20,7 @@ use crate::errors::{SeamError, to_py_err};
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
 use crate::loop_future::{Completion, drive_on, required_loop};
 use crate::provider::PyProvider;
+use crate::terminal::PyTerminalProvider;
 
 /// One context's core state, shared by the context, its service and its registry; the last
 /// of them to go disposes it (SPEC §4.4).
@@ -204,8 +205,9 @@ impl PyService {
         drive_on(event_loop, async move { tool_completion(execution.await) })
     }
 
-    /// Registers the one provider of this context: a `QuestionInbox`, an `AutoResponder`, or
-    /// any object with an `ask(request)` method. Fails `DUPLICATE_PROVIDER` while another is
+    /// Registers the one provider of this context: a `QuestionInbox`, an `AutoResponder`, a
+    /// `TerminalProvider` (these three are served natively), or any object with an
+    /// `ask(request)` method. Fails `DUPLICATE_PROVIDER` while another is
     /// registered.
     fn register_provider(&self, provider: &Bound<'_, PyAny>) -> PyResult<PyProviderRegistration> {
         let service = self.service();
@@ -213,6 +215,8 @@ impl PyService {
             service.register_provider(inbox.get().inbox.clone())
         } else if let Ok(auto) = provider.cast::<PyAutoResponder>() {
             service.register_provider(auto.get().responder)
+        } else if let Ok(terminal) = provider.cast::<PyTerminalProvider>() {
+            service.register_provider(terminal.get().terminal.clone())
         } else {
             let py = provider.py();
             let ask = provider.getattr(intern!(py, "ask")).ok();

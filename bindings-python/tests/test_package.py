@@ -46,6 +46,7 @@ def test_the_issue_s_exports_are_there() -> None:
         "UserQuestionError",
         "QuestionInbox",
         "AutoResponder",
+        "TerminalProvider",
         "AskUserQuestionTool",
         "validate_answer",
         "CODES",

@@ -2,10 +2,10 @@
 
 An asker awaits ``ctx.user_questions.ask({"questions": [...], "agent": a, "signal": s})``;
 exactly one provider per :class:`Context` (any object with an ``ask(request)`` method, a
-:class:`QuestionInbox`, an :class:`AutoResponder`) shows the questions and returns the
-answer. The seam validates every request before a provider sees it, admits only the exact
-live runtime-root agent, and settles every ask exactly once. The behaviour is the Rust
-core's (SPEC.md); this package is a thin asyncio-native layer over it.
+:class:`QuestionInbox`, an :class:`AutoResponder`, a :class:`TerminalProvider`) shows the
+questions and returns the answer. The seam validates every request before a provider sees
+it, admits only the exact live runtime-root agent, and settles every ask exactly once. The
+behaviour is the Rust core's (SPEC.md); this package is a thin asyncio-native layer over it.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ._native import (
     AutoResponder,
     ProviderRegistration,
     QuestionInbox,
+    TerminalProvider,
     validate_answer,
 )
 
@@ -49,6 +50,7 @@ __all__ = [
     "Provider",
     "ProviderRegistration",
     "QuestionInbox",
+    "TerminalProvider",
     "UserQuestionError",
     "UserQuestionService",
     "validate_answer",
@@ -155,8 +157,13 @@ class UserQuestionService:
             )
         return _run_on_private_loop(self.ask(request))
 
-    def register_provider(self, provider: Union[Provider, QuestionInbox, AutoResponder]) -> ProviderRegistration:
+    def register_provider(
+        self, provider: Union[Provider, QuestionInbox, AutoResponder, TerminalProvider]
+    ) -> ProviderRegistration:
         """Registers the one provider of this context.
+
+        A :class:`QuestionInbox`, :class:`AutoResponder` or :class:`TerminalProvider` is
+        served natively: its asks never run Python code.
 
         Raises ``DUPLICATE_PROVIDER`` while another is registered. The registration is
         callable (disposes), has ``dispose()`` and is a context manager; disposing settles

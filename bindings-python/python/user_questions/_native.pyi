@@ -17,6 +17,7 @@ __all__ = [
     "InboxUnsubscribe",
     "ProviderRegistration",
     "QuestionInbox",
+    "TerminalProvider",
     "UserQuestionService",
     "__version__",
     "tool_definition",
@@ -91,6 +92,14 @@ class AutoResponder:
     def approve_intents(self) -> bool: ...
     def answer(self, questions: List[Mapping[str, Any]]) -> Dict[str, Any]: ...
     def ask(self, request: Mapping[str, Any]) -> Dict[str, Any]: ...
+
+@final
+class TerminalProvider:
+    """The terminal question UI; line prompts on stderr/stdin when stdio is not a TTY."""
+
+    def __new__(cls) -> TerminalProvider: ...
+    @property
+    def interactive(self) -> bool: ...
 
 @final
 class ProviderRegistration:
