@@ -64,8 +64,17 @@ fn threads() -> usize {
         .unwrap_or(0)
 }
 
+/// Resident set size of this process, from `/proc/self/statm` (0 where unavailable).
+fn rss_bytes() -> usize {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
 fn report(name: &str, value: f64, unit: &str) {
-    println!("BENCH {name} {value:.1} {unit}");
+    println!("BENCH rust.{name} {value:.1} {unit}");
 }
 
 fn many_waiting(n: usize) {
@@ -81,6 +90,7 @@ fn many_waiting(n: usize) {
     let payloads: Vec<_> = (0..n).map(|_| template.clone()).collect();
     let payload_bytes = LIVE.load(Ordering::Relaxed) - before_payload;
     let threads_before = threads();
+    let rss_before = rss_bytes();
     let before = LIVE.load(Ordering::Relaxed);
     let start = Instant::now();
     let asks: Vec<_> = payloads
@@ -94,11 +104,19 @@ fn many_waiting(n: usize) {
     let ask_time = start.elapsed();
     // Vec<Item> → Arc<[Item]> moves the payload; count it once.
     let seam_bytes = LIVE.load(Ordering::Relaxed) - before;
+    // Resident growth while the asks start: the seam's own allocations plus allocator
+    // overhead (the payloads were resident already).
+    let rss_growth = rss_bytes().saturating_sub(rss_before);
     report("pending_asks", n as f64, "asks");
     report("start_per_ask", ask_time.as_nanos() as f64 / n as f64, "ns");
     report(
         "bytes_per_pending_ask_beyond_payload",
         (seam_bytes as f64) / n as f64,
+        "B",
+    );
+    report(
+        "rss_growth_per_pending_ask",
+        rss_growth as f64 / n as f64,
         "B",
     );
     report(
@@ -108,7 +126,7 @@ fn many_waiting(n: usize) {
     );
     report(
         "threads_created_for_asks",
-        (threads() - threads_before) as f64,
+        threads() as f64 - threads_before as f64,
         "threads",
     );
     let start = Instant::now();
@@ -145,11 +163,12 @@ fn contention(seconds: f64) {
             barrier.wait();
             while !stop.load(Ordering::Relaxed) {
                 // Keep a small window of asks in flight per thread.
+                // Once the context is disposed at the end, starting fails NO_PROVIDER.
                 let window: Vec<_> = (0..16)
-                    .map(|_| {
+                    .filter_map(|_| {
                         ctx.user_questions()
                             .start(AskUserQuestionRequest::new(qs.clone()))
-                            .unwrap()
+                            .ok()
                     })
                     .collect();
                 for r in block_on(futures::future::join_all(window)) {
@@ -192,11 +211,10 @@ fn contention(seconds: f64) {
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run small then.
     let full = std::env::args().any(|a| a == "--bench");
-    println!(
-        "cores: {}",
-        thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(0)
+    report(
+        "cores",
+        thread::available_parallelism().map_or(0, |n| n.get()) as f64,
+        "cores",
     );
     many_waiting(if full { 100_000 } else { 1_000 });
     contention(if full { 2.0 } else { 0.1 });

@@ -517,7 +517,11 @@ impl Future for PendingAsk {
             return Poll::Ready(result);
         }
         this.settlement.waker.register(cx.waker());
-        if let Some(reason) = this.settlement.reason() {
+        // A provider that decides the race always resolves after a withdrawal (the inbox sends
+        // the winning settlement, answer or withdrawal); wait for it rather than guess.
+        if !this.provider_decides
+            && let Some(reason) = this.settlement.reason()
+        {
             this.settle();
             return Poll::Ready(Err(reason));
         }

@@ -628,3 +628,46 @@ fn a_late_answer_after_the_withdrawal_is_dropped() {
         (ErrorCode::AskAborted, messages::PROVIDER_DISPOSED)
     );
 }
+
+/// A provider that decides the answer-vs-withdrawal race itself, and whose settlement the test
+/// releases by hand (like an inbox whose answer is on its way when the abort comes).
+struct DecidesItself(Mutex<Option<futures::channel::oneshot::Receiver<AskUserQuestionAnswer>>>);
+
+impl UserQuestionProvider for DecidesItself {
+    fn ask(&self, _: ProviderRequest) -> ProviderFuture {
+        let rx = self.0.lock().unwrap().take().unwrap();
+        Box::pin(async move { rx.await.map_err(|_| UserQuestionError::aborted()) })
+    }
+    fn decides_withdrawal_races(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_provider_that_decides_the_race_is_waited_for_after_a_withdrawal() {
+    use std::future::Future;
+    use std::task::{Context as TaskContext, Poll};
+    let (tx, rx) = futures::channel::oneshot::channel();
+    let ctx = Context::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(DecidesItself(Mutex::new(Some(rx))))
+        .unwrap();
+    let abort = AbortController::new();
+    let mut pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()).with_signal(abort.signal()))
+        .unwrap();
+    abort.abort();
+    let waker = futures::task::noop_waker();
+    let mut cx = TaskContext::from_waker(&waker);
+    assert!(
+        std::pin::Pin::new(&mut pending).poll(&mut cx).is_pending(),
+        "the provider, not the seam, decides which came first"
+    );
+    tx.send(answer("npm")).unwrap();
+    match std::pin::Pin::new(&mut pending).poll(&mut cx) {
+        Poll::Ready(result) => assert_eq!(result.unwrap(), answer("npm")),
+        Poll::Pending => panic!("the provider's settlement must settle the ask"),
+    }
+}
