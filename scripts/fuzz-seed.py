@@ -37,6 +37,14 @@ for case in cases("tool/*.json"):
         put("tool_args", json.dumps(case["args"]))
     if "argsJson" in case:
         put("tool_args", case["argsJson"])
-for t in ("request_json", "answer_json", "tool_args"):
+# c_abi: the first byte picks the entry point (ffi/src/fuzz.rs), the rest is its string.
+for name in ("request_json", "answer_json", "tool_args"):
+    d = os.path.join(corpus, name)
+    for i, f in enumerate(sorted(os.listdir(d))[:60]):
+        with open(os.path.join(d, f), "rb") as src:
+            body = src.read()
+        op = {"request_json": 0, "answer_json": 3, "tool_args": 2}[name]
+        put("c_abi", (chr(op + 8 * (i % 2))).encode().decode() + body.decode("utf-8", "replace"))
+for t in ("request_json", "answer_json", "tool_args", "c_abi"):
     n = len(os.listdir(os.path.join(corpus, t)))
     print(f"seeded {t}: {n} inputs")

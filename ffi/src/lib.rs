@@ -7,6 +7,7 @@
 //! pointer is checked; C strings are checked UTF-8; handles are looked up in a table of live
 //! handles, so a NULL, foreign or freed handle is `UQ_INVALID_ARGUMENT` instead of a crash.
 
+#![cfg_attr(fuzzing, no_main)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
@@ -37,6 +38,10 @@ mod handles;
 
 #[cfg(test)]
 mod tests;
+
+// The libFuzzer target `c_abi` (fuzz/): this file is its crate root when built by cargo fuzz.
+#[cfg(fuzzing)]
+mod fuzz;
 
 pub use abort::*;
 pub use agents::*;
