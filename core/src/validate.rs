@@ -48,31 +48,112 @@ pub fn check_questions(questions: &[AskUserQuestionItem]) -> Result<()> {
             ));
         }
     }
-    let mut ids = HashSet::with_capacity(questions.len());
-    for question in questions {
-        if !ids.insert(question.id.as_str()) {
+    // Document order: a question's own id (against the ones before it), then its labels.
+    let repeated_id = first_repeat(questions, |q| q.id.as_str());
+    for (i, question) in questions.iter().enumerate() {
+        if repeated_id == Some(i) {
             return Err(UserQuestionError::invalid_request(format!(
                 "question id {} appears more than once",
                 json_string(&question.id)
             )));
         }
         let options = question.option_list();
-        let mut labels = HashSet::with_capacity(options.len());
-        for option in options {
-            if !labels.insert(option.label.as_str()) {
-                return Err(UserQuestionError::invalid_request(format!(
-                    "question {} offers the option label {} more than once",
-                    question.id,
-                    json_string(&option.label)
-                )));
-            }
+        if let Some(j) = first_repeat(options, |o| o.label.as_str()) {
+            return Err(UserQuestionError::invalid_request(format!(
+                "question {} offers the option label {} more than once",
+                question.id,
+                json_string(&options[j].label)
+            )));
         }
     }
     Ok(())
+}
+
+/// The index of the first item whose key appeared before it. Batches are small, so a scan
+/// (no allocation) beats hashing; long lists use a set.
+fn first_repeat<T>(items: &[T], key: impl Fn(&T) -> &str) -> Option<usize> {
+    if items.len() <= 32 {
+        (1..items.len()).find(|&i| items[..i].iter().any(|x| key(x) == key(&items[i])))
+    } else {
+        let mut seen = HashSet::with_capacity(items.len());
+        items.iter().position(|x| !seen.insert(key(x)))
+    }
 }
 
 /// The checks `uq check` runs: §3 #2 then #5 (no agent, no provider).
 pub fn check_request(questions: &[AskUserQuestionItem]) -> Result<()> {
     check_not_empty(questions)?;
     check_questions(questions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::AskUserQuestionOption;
+
+    fn batch(n: usize, repeat_at: Option<usize>) -> Vec<AskUserQuestionItem> {
+        (0..n)
+            .map(|i| {
+                let id = if Some(i) == repeat_at {
+                    "q3".to_owned()
+                } else {
+                    format!("q{i}")
+                };
+                AskUserQuestionItem::new(id, "?")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeated_ids_and_labels_are_found_in_short_and_long_lists() {
+        for n in [5, 32, 33, 200] {
+            check_questions(&batch(n, None)).unwrap();
+            let err = check_questions(&batch(n, Some(n - 1))).unwrap_err();
+            assert_eq!(
+                err.message(),
+                r#"question id "q3" appears more than once"#,
+                "{n}"
+            );
+            let mut q = AskUserQuestionItem::new("a", "?");
+            q.options = Some(
+                (0..n)
+                    .map(|i| AskUserQuestionOption {
+                        label: if i == n - 1 {
+                            "o1".into()
+                        } else {
+                            format!("o{i}")
+                        },
+                        description: None,
+                    })
+                    .collect(),
+            );
+            let err = check_questions(&[q]).unwrap_err();
+            assert_eq!(
+                err.message(),
+                r#"question a offers the option label "o1" more than once"#,
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_question_s_repeated_label_is_reported_before_a_later_repeated_id() {
+        let mut qs = batch(5, Some(4));
+        qs[1].options = Some(vec![
+            AskUserQuestionOption {
+                label: "x".into(),
+                description: None,
+            },
+            AskUserQuestionOption {
+                label: "x".into(),
+                description: None,
+            },
+        ]);
+        let err = check_questions(&qs).unwrap_err();
+        assert!(
+            err.message().starts_with("question q1 offers"),
+            "{}",
+            err.message()
+        );
+    }
 }
