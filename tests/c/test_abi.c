@@ -1234,6 +1234,42 @@ static void test_unregister_races_with_answers(void) {
   }
 }
 
+/* A ticket belongs to its context: another context never settles it. */
+static void test_tickets_of_another_context(void) {
+  uq_context *a = uq_context_new();
+  uq_context *b = uq_context_new();
+  recorder rec_a, rec_b;
+  recorder_init(&rec_a, a);
+  recorder_init(&rec_b, b);
+  uint64_t reg = 0;
+  CHECK_CODE(uq_register_provider(a, &RECORDER, &rec_a, &reg), UQ_OK);
+  CHECK_CODE(uq_register_provider(b, &RECORDER, &rec_b, &reg), UQ_OK);
+  completion done;
+  completion_init(&done);
+  CHECK_CODE(uq_ask(a, CONFIRM, NULL, NULL, on_done, &done), UQ_OK);
+  uint64_t ticket = rec_a.last_ticket;
+  char *reason = NULL;
+  CHECK_CODE(uq_answer(b, ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[]}]}", &reason), UQ_NOT_PENDING);
+  CHECK_STR(reason, "question 1 is not pending");
+  uq_string_free(reason);
+  CHECK_CODE(uq_cancel(b, ticket), UQ_NOT_PENDING);
+  CHECK_CODE(uq_fail(b, ticket, "not yours"), UQ_NOT_PENDING);
+  char *pending = NULL;
+  CHECK_CODE(uq_pending(b, &pending), UQ_OK);
+  CHECK_STR(pending, "[]");
+  uq_string_free(pending);
+  CHECK(completion_calls(&done) == 0);
+  /* The owner still settles it. */
+  CHECK_CODE(uq_answer(a, ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[]}]}", NULL), UQ_OK);
+  CHECK(completion_calls(&done) == 1);
+  CHECK_CODE(done.code, UQ_OK);
+  uq_context_free(b);
+  uq_context_free(a);
+  recorder_destroy(&rec_a);
+  recorder_destroy(&rec_b);
+  completion_destroy(&done);
+}
+
 int main(void) {
   struct {
     const char *name;
@@ -1243,6 +1279,7 @@ int main(void) {
       {"NULL arguments; _free(NULL)", test_null_arguments_and_free_null},
       {"invalid UTF-8 arguments", test_invalid_utf8_arguments},
       {"foreign and freed handles", test_foreign_and_freed_handles},
+      {"tickets of another context", test_tickets_of_another_context},
       {"agents: root, child, forged, stale", test_agents_who_may_ask},
       {"ask checks in order", test_ask_checks_in_order},
       {"auto-responder and registrations", test_auto_responder_and_registration},
