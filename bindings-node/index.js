@@ -407,7 +407,10 @@ class UserQuestionService {
     const pinned = pinAgent(request.agent)
     holdContext(nativeContext)
     try {
-      const text = await callNative(() => nativeContext.ask(questionsJson, nativeAgent, abort))
+      // The outcome text itself when the ask settled while it started (no tick to wait
+      // for), else a Promise of it.
+      let text = callNative(() => nativeContext.ask(questionsJson, nativeAgent, abort))
+      if (typeof text !== 'string') text = await text
       const outcome = JSON.parse(text)
       if (outcome.error !== undefined) {
         throw new UserQuestionError(outcome.error.message, outcome.error.code)
@@ -697,7 +700,10 @@ class AskUserQuestionTool {
     const pinned = pinAgent(agent)
     holdContext(nativeContext)
     try {
-      return JSON.parse(await nativeContext.executeTool(argsJson, nativeAgent, abort))
+      // The result text itself when the ask settled while it started, else a Promise of it.
+      let text = nativeContext.executeTool(argsJson, nativeAgent, abort)
+      if (typeof text !== 'string') text = await text
+      return JSON.parse(text)
     } catch (err) {
       return failureResult('INTERNAL', describe(err))
     } finally {

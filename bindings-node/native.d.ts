@@ -71,10 +71,12 @@ export declare class NativeContext {
   /**
    * Starts an ask: the questions are JSON text (the `questions` value), checked by the
    * core in SPEC §3 order; a failed check throws with its code and the provider is not
-   * reached. Otherwise the provider is reached now and the Promise resolves with the
-   * outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) once the ask settles.
+   * reached. Otherwise the provider is reached now and the outcome JSON
+   * (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
+   * settled while it started (an auto-responder's answer, a provider that fails at once),
+   * else as a Promise that resolves once it settles.
    */
-  ask(questionsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): Promise<string>
+  ask(questionsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
   /**
    * Registers a JS provider through its dispatcher (see the `provider` module). Throws
    * `DUPLICATE_PROVIDER` while another provider is registered.
@@ -95,10 +97,11 @@ export declare class NativeContext {
   /** The keys of all live agents, in entry order. */
   agentKeys(): Array<number>
   /**
-   * Executes the tool `ask_user_question` with arguments as JSON text; the Promise
-   * resolves with the tool result JSON of SPEC §9 and never rejects.
+   * Executes the tool `ask_user_question` with arguments as JSON text and returns the
+   * tool result JSON of SPEC §9: as a string when the ask settled while it started, else
+   * as a Promise that resolves with it (and never rejects).
    */
-  executeTool(argsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): Promise<string>
+  executeTool(argsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
 }
 
 /** A core [`QuestionInbox`]. Tickets cross as JS numbers (they stay far below 2^53). */

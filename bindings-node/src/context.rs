@@ -1,7 +1,11 @@
 //! One context: its agent registry, its `userQuestions` service and the tool.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
 use napi::Env;
-use napi::bindgen_prelude::{Function, Promise, PromiseRaw};
+use napi::bindgen_prelude::{Either, Function, Promise, PromiseRaw};
 use napi_derive::napi;
 use user_questions::tool::{self, ToolExecution};
 use user_questions::{AskUserQuestionRequest, Context, ProviderRegistration};
@@ -65,16 +69,18 @@ impl NativeContext {
 
     /// Starts an ask: the questions are JSON text (the `questions` value), checked by the
     /// core in SPEC §3 order; a failed check throws with its code and the provider is not
-    /// reached. Otherwise the provider is reached now and the Promise resolves with the
-    /// outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) once the ask settles.
-    #[napi(ts_return_type = "Promise<string>")]
+    /// reached. Otherwise the provider is reached now and the outcome JSON
+    /// (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
+    /// settled while it started (an auto-responder's answer, a provider that fails at once),
+    /// else as a Promise that resolves once it settles.
+    #[napi(ts_return_type = "string | Promise<string>")]
     pub fn ask<'env>(
         &self,
         env: &'env Env,
         questions_json: String,
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<Either<String, PromiseRaw<'env, String>>> {
         let questions = parse_questions_json(&questions_json).map_err(to_js)?;
         let pending = self
             .context
@@ -85,8 +91,7 @@ impl NativeContext {
                 signal: abort.map(NativeAbort::signal),
             })
             .map_err(to_js)?;
-        env.spawn_future(async move { Ok(outcome_json(pending.await)) })
-            .map_err(internal)
+        settle_now_or_spawn(env, pending, outcome_json)
     }
 
     /// Registers a JS provider through its dispatcher (see the `provider` module). Throws
@@ -159,16 +164,17 @@ impl NativeContext {
         agents::keys_of(&self.keys, &self.context.agents().list())
     }
 
-    /// Executes the tool `ask_user_question` with arguments as JSON text; the Promise
-    /// resolves with the tool result JSON of SPEC §9 and never rejects.
-    #[napi(ts_return_type = "Promise<string>")]
+    /// Executes the tool `ask_user_question` with arguments as JSON text and returns the
+    /// tool result JSON of SPEC §9: as a string when the ask settled while it started, else
+    /// as a Promise that resolves with it (and never rejects).
+    #[napi(ts_return_type = "string | Promise<string>")]
     pub fn execute_tool<'env>(
         &self,
         env: &'env Env,
         args_json: String,
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<Either<String, PromiseRaw<'env, String>>> {
         let future = tool::execute_json(
             self.context.user_questions(),
             &args_json,
@@ -177,9 +183,33 @@ impl NativeContext {
                 signal: abort.map(NativeAbort::signal),
             },
         );
-        env.spawn_future(async move { Ok(future.await.to_json()) })
-            .map_err(internal)
+        settle_now_or_spawn(env, Box::pin(future), |result| result.to_json())
     }
+}
+
+/// Polls `future` once, here on the JS thread, with a waker that does nothing: when it is
+/// already settled (an auto-responder's asks are, and any provider's that fails at once) its
+/// outcome is returned as text at once, without a tokio worker and a libuv round trip.
+/// Otherwise the future moves to napi's tokio runtime, which polls it again with a real
+/// waker. No wakeup is lost: every future polled here (the core's `PendingAsk`, the
+/// `futures` oneshot receivers behind the inbox, terminal and JS providers, napi's
+/// `Promise`) registers the waker of each poll and checks its state after doing so.
+fn settle_now_or_spawn<'env, F, T>(
+    env: &'env Env,
+    mut future: F,
+    to_text: fn(T) -> String,
+) -> Result<Either<String, PromiseRaw<'env, String>>>
+where
+    F: Future<Output = T> + Unpin + Send + 'static,
+    T: 'static,
+{
+    let waker = futures::task::noop_waker();
+    if let Poll::Ready(outcome) = Pin::new(&mut future).poll(&mut TaskContext::from_waker(&waker)) {
+        return Ok(Either::A(to_text(outcome)));
+    }
+    env.spawn_future(async move { Ok(to_text(future.await)) })
+        .map(Either::B)
+        .map_err(internal)
 }
 
 impl NativeContext {
