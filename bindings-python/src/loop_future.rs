@@ -1,17 +1,21 @@
 //! Drives a seam future on the asker's asyncio event loop.
 //!
-//! The future is polled on the loop's thread: once at once (an ask that settles immediately
-//! gives an already-completed asyncio future), then again whenever it is woken — its waker
-//! schedules the next poll with `loop.call_soon_threadsafe`. Wakes come from the threads that
-//! settle asks (an inbox answer, an abort, a provider's task), which are Python threads, so
-//! no foreign thread ever runs Python code (that would be unsafe while the interpreter
-//! finalizes). Cancelling the asyncio future drops the Rust future, which withdraws the ask.
+//! The future is polled on the loop's thread: once at once, with a no-op waker (an ask that
+//! settles immediately gives its outcome directly, with no asyncio future and no loop
+//! iteration), then by a driver whenever it is woken — its waker schedules the next poll with
+//! `loop.call_soon_threadsafe` (`loop.call_soon` on the loop's own thread). Wakes come from
+//! the threads that settle asks (an inbox answer, an abort, a provider's task), which are
+//! Python threads, so no foreign thread ever runs Python code (that would be unsafe while the
+//! interpreter finalizes). Cancelling the asyncio future drops the Rust future, which
+//! withdraws the ask.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use std::thread::{self, ThreadId};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
@@ -29,6 +33,9 @@ struct Driver {
     /// A poll is scheduled on the loop and has not started yet.
     scheduled: AtomicBool,
     event_loop: Py<PyAny>,
+    /// The thread that runs `event_loop`: a wake there schedules with `call_soon` (no
+    /// self-pipe write and read); other threads use `call_soon_threadsafe`.
+    loop_thread: ThreadId,
     asyncio_future: Py<PyAny>,
     /// The callable that polls (a `Step`); dropped when the future is done, ending the cycle
     /// driver → step → driver.
@@ -39,13 +46,43 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+thread_local! {
+    /// Set by [`polling_inline`]: a driver woken on its loop's thread polls at once.
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, in which drivers woken on their loop's thread poll at once instead of
+/// scheduling a poll on the loop (one loop iteration less). Only for code that runs as a
+/// loop callback and holds no lock a seam future's poll could take (a provider task's
+/// done-callback sending its outcome).
+pub(crate) fn polling_inline<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INLINE.set(self.0);
+        }
+    }
+    let _restore = Restore(INLINE.replace(true));
+    f()
+}
+
 impl Driver {
-    fn poll(self: &Arc<Self>, py: Python<'_>) {
-        self.scheduled.store(false, Ordering::SeqCst);
+    /// Polls the future, completing the asyncio future when it settled. With `wait` false
+    /// it gives up (returns false) when another poll holds the future.
+    fn poll(self: &Arc<Self>, py: Python<'_>, wait: bool) -> bool {
         let ready = {
-            let mut slot = relock(&self.future);
+            let mut slot = if wait {
+                relock(&self.future)
+            } else {
+                match self.future.try_lock() {
+                    Ok(slot) => slot,
+                    Err(TryLockError::Poisoned(e)) => e.into_inner(),
+                    Err(TryLockError::WouldBlock) => return false,
+                }
+            };
+            self.scheduled.store(false, Ordering::SeqCst);
             let Some(future) = slot.as_mut() else {
-                return;
+                return true;
             };
             let waker = Waker::from(self.clone());
             let mut cx = TaskContext::from_waker(&waker);
@@ -58,6 +95,7 @@ impl Driver {
             drop(finished);
             self.complete(py, completion);
         }
+        true
     }
 
     fn complete(&self, py: Python<'_>, completion: Completion) {
@@ -98,14 +136,24 @@ impl Wake for Driver {
         if self.scheduled.swap(true, Ordering::SeqCst) {
             return;
         }
+        let on_loop_thread = thread::current().id() == self.loop_thread;
         Python::try_attach(|py| {
+            if on_loop_thread && INLINE.replace(false) {
+                let polled = self.poll(py, false);
+                INLINE.set(true);
+                if polled {
+                    return;
+                }
+            }
             let step = relock(&self.step).as_ref().map(|s| s.clone_ref(py));
             if let Some(step) = step {
+                let schedule = if on_loop_thread {
+                    intern!(py, "call_soon")
+                } else {
+                    intern!(py, "call_soon_threadsafe")
+                };
                 // Fails only when the loop is closed; the asker is gone then.
-                let _ = self
-                    .event_loop
-                    .bind(py)
-                    .call_method1(intern!(py, "call_soon_threadsafe"), (step,));
+                let _ = self.event_loop.bind(py).call_method1(schedule, (step,));
             }
         });
     }
@@ -120,7 +168,7 @@ struct Step {
 #[pymethods]
 impl Step {
     fn __call__(&self, py: Python<'_>) {
-        self.driver.poll(py);
+        self.driver.poll(py, true);
     }
 }
 
@@ -144,9 +192,15 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .ok_or_else(|| PyRuntimeError::new_err("this must be awaited inside a running event loop"))
 }
 
-/// An asyncio future on `event_loop` (running on this thread) that completes with `future`'s
-/// outcome.
-pub(crate) fn drive_on<'py, F>(
+/// `future`'s outcome at once when it settles on its first poll (an `AutoResponder`, a
+/// synchronous Python provider, a failed check, an inbox answered synchronously): the value,
+/// or the error raised. Otherwise an asyncio future on `event_loop` (running on this thread,
+/// or about to run it) that completes with the outcome; see [`drive_on`].
+///
+/// The first poll uses a no-op waker and builds no Python object; a pending future is polled
+/// again by the driver with its real waker before anything can have been missed (the seam's
+/// futures register the waker of their latest poll).
+pub(crate) fn settle_or_drive<'py, F>(
     event_loop: Bound<'py, PyAny>,
     future: F,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -154,11 +208,25 @@ where
     F: Future<Output = Completion> + Send + 'static,
 {
     let py = event_loop.py();
+    let mut future: SeamFuture = Box::pin(future);
+    let mut cx = TaskContext::from_waker(Waker::noop());
+    if let Poll::Ready(completion) = future.as_mut().poll(&mut cx) {
+        drop(future);
+        return completion(py).map(|value| value.into_bound(py));
+    }
+    drive_on(event_loop, future)
+}
+
+/// An asyncio future on `event_loop` (running on this thread) that completes with `future`'s
+/// outcome.
+fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<'_, PyAny>> {
+    let py = event_loop.py();
     let asyncio_future = event_loop.call_method0(intern!(py, "create_future"))?;
     let driver = Arc::new(Driver {
-        future: Mutex::new(Some(Box::pin(future))),
+        future: Mutex::new(Some(future)),
         scheduled: AtomicBool::new(false),
         event_loop: event_loop.unbind(),
+        loop_thread: thread::current().id(),
         asyncio_future: asyncio_future.clone().unbind(),
         step: Mutex::new(None),
     });
@@ -174,6 +242,6 @@ where
             driver: driver.clone(),
         },),
     )?;
-    driver.poll(py);
+    driver.poll(py, true);
     Ok(asyncio_future)
 }

@@ -255,7 +255,8 @@ impl TaskDone {
         };
         let sender = self.sender.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(sender) = sender {
-            let _ = sender.send(outcome);
+            // A done-callback holding no lock: the asker's driver may poll right here.
+            let _ = crate::loop_future::polling_inline(|| sender.send(outcome));
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::agents::{AgentMap, PyAgent, PyAgentRegistry};
 use crate::convert::{to_py, to_value, wire_to_py};
 use crate::errors::{SeamError, to_py_err};
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
-use crate::loop_future::{Completion, drive_on, required_loop};
+use crate::loop_future::{Completion, required_loop, settle_or_drive};
 use crate::provider::PyProvider;
 use crate::terminal::PyTerminalProvider;
 
@@ -80,8 +80,9 @@ impl PyContext {
     }
 }
 
-/// The native service: `ask` returns an asyncio future and must be called with a running
-/// event loop (the public `ask` is an `async def` around it).
+/// The native service: `ask` returns the answer dict when the ask settled at once, else an
+/// asyncio future; it must be called with a running event loop (the public `ask` is an
+/// `async def` around it; `ask_blocking` marks its private loop running for the call).
 #[pyclass(
     module = "user_questions._native",
     name = "UserQuestionService",
@@ -158,8 +159,9 @@ fn request_of(request: &Bound<'_, PyAny>) -> Result<AskUserQuestionRequest, User
 
 #[pymethods]
 impl PyService {
-    /// Runs the checks of SPEC §3 and reaches the provider now; returns an asyncio future of
-    /// the answer. Cancelling the future withdraws the ask.
+    /// Runs the checks of SPEC §3 and reaches the provider now. Returns the answer dict when
+    /// the ask settled at once (raises its error), else an asyncio future of the answer;
+    /// cancelling that future withdraws the ask.
     fn ask<'py>(
         &self,
         py: Python<'py>,
@@ -169,11 +171,12 @@ impl PyService {
         let pending = request_of(request)
             .and_then(|request| self.service().start(request))
             .map_err(|e| to_py_err(py, &e))?;
-        drive_on(event_loop, async move { answer_completion(pending.await) })
+        settle_or_drive(event_loop, async move { answer_completion(pending.await) })
     }
 
-    /// Executes the tool `ask_user_question` (SPEC §9); returns an asyncio future of the tool
-    /// result dict. Never fails with a seam error. `args` may be JSON text.
+    /// Executes the tool `ask_user_question` (SPEC §9); returns the tool result dict when it
+    /// settled at once, else an asyncio future of it. Never fails with a seam error. `args`
+    /// may be JSON text.
     #[pyo3(signature = (args, agent = None, signal = None))]
     fn execute_tool<'py>(
         &self,
@@ -202,7 +205,7 @@ impl PyService {
                     Err(_) => Box::pin(tool::execute(service, &to_value(args), exec)),
                 },
             };
-        drive_on(event_loop, async move { tool_completion(execution.await) })
+        settle_or_drive(event_loop, async move { tool_completion(execution.await) })
     }
 
     /// Registers the one provider of this context: a `QuestionInbox`, an `AutoResponder`, a

@@ -11,11 +11,15 @@ behaviour is the Rust core's (SPEC.md); this package is a thin asyncio-native la
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextvars
+import os
+import threading
 from typing import (
     Any,
     Awaitable,
-    Coroutine,
     Dict,
+    List,
     Mapping,
     Optional,
     Protocol,
@@ -86,22 +90,101 @@ class Provider(Protocol):
     def ask(self, request: Dict[str, Any]) -> Union[Answer, Awaitable[Answer]]: ...
 
 
-def _running_loop() -> Optional[asyncio.AbstractEventLoop]:
-    return asyncio._get_running_loop()
+_running_loop = asyncio._get_running_loop
+_set_running_loop = asyncio._set_running_loop
 
 
-def _run_on_private_loop(main: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run`` without touching this thread's event-loop setting."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(main)
-    finally:
+class _PrivateLoop:
+    """A thread's private event loop for ``ask_blocking``, kept between calls while it is
+    idle. Closed when its thread ends (the thread-local holding it goes), at interpreter exit
+    (main thread), or as soon as a call leaves anything on it (see ``_tidy``)."""
+
+    __slots__ = ("loop", "pid")
+
+    def __init__(self) -> None:
+        self.loop: Optional[asyncio.AbstractEventLoop] = asyncio.new_event_loop()
+        self.pid = os.getpid()
+
+    def close(self) -> None:
+        loop, self.loop = self.loop, None
+        if loop is None or loop.is_closed():
+            return
+        if self.pid != os.getpid():
+            # Inherited through fork: its selector is shared with the parent, and closing it
+            # would unregister the parent's descriptors. Keep it (unused) instead.
+            _FORKED_LOOPS.append(loop)
+            return
+        loop.close()
+
+    def __del__(self) -> None:
         try:
-            _cancel_all_tasks(loop)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            loop.close()
+            self.close()
+        except Exception:  # pragma: no cover - interpreter teardown
+            pass
+
+
+_local = threading.local()
+_FORKED_LOOPS: List[asyncio.AbstractEventLoop] = []
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    if holder is None or holder.loop is None:
+        holder = _local.holder = _PrivateLoop()
+    assert holder.loop is not None
+    return holder.loop
+
+
+def _discard_private_loop() -> None:
+    """Drops this thread's private loop (closing it, unless inherited through fork)."""
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    _local.holder = None
+    if holder is not None:
+        holder.close()
+
+
+atexit.register(_discard_private_loop)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_discard_private_loop)
+
+
+def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """Nothing ready, scheduled, watched (beyond the loop's own self-pipe) or started on
+    ``loop``: it can serve the next call as if new. (Private attributes of asyncio's selector
+    loop; a loop without them is never reused.)"""
+    selector = getattr(loop, "_selector", None)
+    return (
+        not getattr(loop, "_ready", True)
+        and not getattr(loop, "_scheduled", True)
+        and getattr(loop, "_default_executor", True) is None
+        and not getattr(loop, "_asyncgens", True)
+        and selector is not None
+        and len(selector.get_map()) <= 1
+    )
+
+
+def _tidy(loop: asyncio.AbstractEventLoop, ran: bool) -> None:
+    """After an ``ask_blocking`` call: keep this thread's loop when the call left nothing on
+    it, else shut it down as ``asyncio.run`` would (cancel its tasks, finish async generators
+    and the default executor, close) and start afresh next time."""
+    closed = loop.is_closed()  # by the provider
+    if not closed and _is_idle(loop) and not (ran and asyncio.all_tasks(loop)):
+        return
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    if holder is not None and holder.loop is loop:
+        _local.holder = None
+        holder.loop = None
+    if not closed:
+        _shut_down(loop)
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        _cancel_all_tasks(loop)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
 
 
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
@@ -122,6 +205,18 @@ def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
             )
 
 
+def _wait(loop: asyncio.AbstractEventLoop, future: "asyncio.Future[_T]") -> _T:
+    """Runs ``loop`` until ``future`` is done. Interrupted (``KeyboardInterrupt``, ...), the
+    ask is withdrawn: the future is cancelled and its done-callbacks run."""
+    try:
+        return loop.run_until_complete(future)
+    finally:
+        if not future.done():
+            future.cancel()
+            loop.call_soon(loop.stop)
+            loop.run_forever()
+
+
 class UserQuestionService:
     """``ctx.user_questions``: asking, the provider registration, strict answer checking."""
 
@@ -140,14 +235,20 @@ class UserQuestionService:
         """
         if not isinstance(request, (dict, str)) and isinstance(request, Mapping):
             request = dict(request)
-        return await self._native.ask(request)
+        outcome = self._native.ask(request)
+        if isinstance(outcome, dict):  # settled at once
+            return outcome
+        return await outcome
 
     def ask_blocking(self, request: Request) -> Answer:
         """:meth:`ask` for synchronous hosts: blocks this thread until the ask settles.
 
-        Runs a private event loop on this thread for the wait (an async provider with no
-        running home loop runs on it). Called on a thread that runs an event loop it raises
-        :class:`EventLoopThreadError` at once (a ``UserQuestionError`` with code
+        The provider is called with this thread's private event loop marked running (an
+        async provider with no running home loop runs on it); an ask that settled at once
+        returns (or raises) without running it, otherwise the loop runs until the ask
+        settles. The loop is kept for the thread's next call while nothing is left on it,
+        and closed when the thread ends. Called on a thread that runs an event loop it
+        raises :class:`EventLoopThreadError` at once (a ``UserQuestionError`` with code
         ``INVALID_ARGUMENT`` that is also a ``RuntimeError``) instead of deadlocking.
         """
         if _running_loop() is not None:
@@ -155,7 +256,23 @@ class UserQuestionService:
                 "ask_blocking cannot be called from a thread that runs an event loop; "
                 "await ask() instead"
             )
-        return _run_on_private_loop(self.ask(request))
+        if not isinstance(request, (dict, str)) and isinstance(request, Mapping):
+            request = dict(request)
+        loop = _private_loop()
+        ran = False
+        try:
+            _set_running_loop(loop)
+            try:
+                # In a copy of the context, as a task would run it.
+                outcome = contextvars.copy_context().run(self._native.ask, request)
+            finally:
+                _set_running_loop(None)
+            if isinstance(outcome, dict):  # settled at once
+                return outcome
+            ran = True
+            return _wait(loop, outcome)
+        finally:
+            _tidy(loop, ran)
 
     def register_provider(
         self, provider: Union[Provider, QuestionInbox, AutoResponder, TerminalProvider]
@@ -261,4 +378,7 @@ class AskUserQuestionTool:
         error; cancelling the awaiting task withdraws the ask."""
         if not isinstance(args, (dict, str)) and isinstance(args, Mapping):
             args = dict(args)
-        return await self._service.execute_tool(args, agent, signal)
+        outcome = self._service.execute_tool(args, agent, signal)
+        if isinstance(outcome, dict):  # settled at once
+            return outcome
+        return await outcome

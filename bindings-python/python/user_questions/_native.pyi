@@ -1,6 +1,8 @@
 # Hand-written stub of the native module; checked against the built module by mypy.stubtest
-# (scripts/test-python). Async methods return awaitables (asyncio futures), not coroutines.
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Union, final
+# (scripts/test-python). The asking methods return the result dict when it settled at once,
+# else an asyncio future of it (not a coroutine).
+import asyncio
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union, final
 
 from typing_extensions import disjoint_base
 
@@ -112,13 +114,15 @@ class ProviderRegistration:
 
 @final
 class UserQuestionService:
-    def ask(self, request: Union[Mapping[str, Any], str]) -> Awaitable[Dict[str, Any]]: ...
+    def ask(
+        self, request: Union[Mapping[str, Any], str]
+    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
     def execute_tool(
         self,
         args: Union[Mapping[str, Any], str],
         agent: Optional[Agent] = None,
         signal: Optional[AbortSignal] = None,
-    ) -> Awaitable[Dict[str, Any]]: ...
+    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
     def register_provider(self, provider: object) -> ProviderRegistration: ...
     @property
     def has_provider(self) -> bool: ...
