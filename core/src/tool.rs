@@ -4,13 +4,16 @@ use std::future::Future;
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::abort::AbortSignal;
 use crate::agents::Agent;
 use crate::error::{ErrorCode, Result, UserQuestionError};
 use crate::service::{AskUserQuestionRequest, UserQuestionService};
-use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem, parse_options};
+use crate::types::{
+    AskUserQuestionAnswer, AskUserQuestionItem, Path, object, opt_string, parse_options,
+    req_string, type_error,
+};
 
 /// The tool's name.
 pub const NAME: &str = "ask_user_question";
@@ -146,51 +149,33 @@ impl From<Result<AskUserQuestionAnswer>> for ToolResult {
     }
 }
 
-fn bad(path: &str, what: &str) -> UserQuestionError {
-    UserQuestionError::invalid_request(format!("{path} must be {what}"))
-}
-
-fn string_field(
-    obj: &Map<String, Value>,
-    key: &str,
-    path: &str,
-    required: bool,
-) -> Result<Option<String>> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        None if !required => Ok(None),
-        _ => Err(bad(&format!("{path}.{key}"), "a string")),
-    }
-}
-
 /// Maps tool arguments (`multi_select`) to questions (`multiSelect`), copying `id`,
 /// `question`, `header` and `options`. Bad arguments are `INVALID_REQUEST` naming the path.
 pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
-    let obj = args
-        .as_object()
-        .ok_or_else(|| bad("arguments", "an object"))?;
+    let obj = object(args, &Path::Root("arguments"))?;
     let list = obj
         .get("questions")
         .and_then(Value::as_array)
-        .ok_or_else(|| bad("questions", "an array"))?;
+        .ok_or_else(|| type_error(&Path::Root("questions"), "an array"))?;
+    let root = Path::Root("questions");
     list.iter()
         .enumerate()
         .map(|(i, q)| {
-            let path = format!("questions[{i}]");
-            let q = q.as_object().ok_or_else(|| bad(&path, "an object"))?;
+            let path = root.index(i);
+            let q = object(q, &path)?;
             let mut item = AskUserQuestionItem::new(
-                string_field(q, "id", &path, true)?.unwrap_or_default(),
-                string_field(q, "question", &path, true)?.unwrap_or_default(),
+                req_string(q, "id", &path)?,
+                req_string(q, "question", &path)?,
             );
-            item.header = string_field(q, "header", &path, false)?;
+            item.header = opt_string(q, "header", &path)?;
             item.options = match q.get("options") {
                 None => None,
-                Some(v) => Some(parse_options(v, &format!("{path}.options"))?),
+                Some(v) => Some(parse_options(v, &path.key("options"))?),
             };
             item.multi_select = match q.get("multi_select") {
                 None => None,
                 Some(Value::Bool(b)) => Some(*b),
-                Some(_) => return Err(bad(&format!("{path}.multi_select"), "a boolean")),
+                Some(_) => return Err(type_error(&path.key("multi_select"), "a boolean")),
             };
             Ok(item)
         })

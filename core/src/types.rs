@@ -127,52 +127,88 @@ impl AskUserQuestionAnswer {
     }
 }
 
-fn type_error(path: &str, what: &str) -> UserQuestionError {
+/// Where a value sits in the input, formatted only when an error names it
+/// (`questions[0].options[1].label`), so well-formed input allocates no path text.
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    /// A top-level name: `questions`, `answers`, `request`.
+    Root(&'a str),
+    /// An array element.
+    Index(&'a Path<'a>, usize),
+    /// An object member.
+    Key(&'a Path<'a>, &'a str),
+}
+
+impl<'a> Path<'a> {
+    pub(crate) fn index(&'a self, i: usize) -> Path<'a> {
+        Path::Index(self, i)
+    }
+
+    pub(crate) fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path::Key(self, key)
+    }
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+        }
+    }
+}
+
+pub(crate) fn type_error(path: &Path<'_>, what: &str) -> UserQuestionError {
     UserQuestionError::invalid_request(format!("{path} must be {what}"))
 }
 
-fn field<'v>(obj: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    obj.get(key)
-}
-
-fn req_string(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
-    match field(obj, key) {
+pub(crate) fn req_string(obj: &Map<String, Value>, key: &str, path: &Path<'_>) -> Result<String> {
+    match obj.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
-        _ => Err(type_error(&format!("{path}.{key}"), "a string")),
+        _ => Err(type_error(&path.key(key), "a string")),
     }
 }
 
-fn opt_string(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>> {
-    match field(obj, key) {
+pub(crate) fn opt_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &Path<'_>,
+) -> Result<Option<String>> {
+    match obj.get(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(type_error(&format!("{path}.{key}"), "a string")),
+        Some(_) => Err(type_error(&path.key(key), "a string")),
     }
 }
 
-fn opt_bool(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>> {
-    match field(obj, key) {
+pub(crate) fn opt_bool(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &Path<'_>,
+) -> Result<Option<bool>> {
+    match obj.get(key) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(type_error(&format!("{path}.{key}"), "a boolean")),
+        Some(_) => Err(type_error(&path.key(key), "a boolean")),
     }
 }
 
-fn object<'v>(value: &'v Value, path: &str) -> Result<&'v Map<String, Value>> {
+pub(crate) fn object<'v>(value: &'v Value, path: &Path<'_>) -> Result<&'v Map<String, Value>> {
     value
         .as_object()
         .ok_or_else(|| type_error(path, "an object"))
 }
 
-/// Parses the options array of a question at `path` (e.g. `questions[0]`).
-pub(crate) fn parse_options(value: &Value, path: &str) -> Result<Vec<AskUserQuestionOption>> {
+/// Parses the options array of a question found at `path` (e.g. `questions[0].options`).
+pub(crate) fn parse_options(value: &Value, path: &Path<'_>) -> Result<Vec<AskUserQuestionOption>> {
     let list = value
         .as_array()
         .ok_or_else(|| type_error(path, "an array"))?;
     list.iter()
         .enumerate()
         .map(|(j, option)| {
-            let opath = format!("{path}[{j}]");
+            let opath = path.index(j);
             let obj = object(option, &opath)?;
             Ok(AskUserQuestionOption {
                 label: req_string(obj, "label", &opath)?,
@@ -183,21 +219,21 @@ pub(crate) fn parse_options(value: &Value, path: &str) -> Result<Vec<AskUserQues
 }
 
 /// Parses one question object found at `path`.
-pub(crate) fn parse_question(value: &Value, path: &str) -> Result<AskUserQuestionItem> {
+pub(crate) fn parse_question(value: &Value, path: &Path<'_>) -> Result<AskUserQuestionItem> {
     let obj = object(value, path)?;
     let id = req_string(obj, "id", path)?;
     let question = req_string(obj, "question", path)?;
     let detail = opt_string(obj, "detail", path)?;
     let header = opt_string(obj, "header", path)?;
-    let options = match field(obj, "options") {
+    let options = match obj.get("options") {
         None => None,
-        Some(v) => Some(parse_options(v, &format!("{path}.options"))?),
+        Some(v) => Some(parse_options(v, &path.key("options"))?),
     };
     let multi_select = opt_bool(obj, "multiSelect", path)?;
-    let intent = match field(obj, "intent") {
+    let intent = match obj.get("intent") {
         None => None,
         Some(v) => {
-            let ipath = format!("{path}.intent");
+            let ipath = path.key("intent");
             let iobj = object(v, &ipath)?;
             Some(AskUserQuestionIntent {
                 kind: req_string(iobj, "kind", &ipath)?,
@@ -223,7 +259,7 @@ pub(crate) fn parse_question(value: &Value, path: &str) -> Result<AskUserQuestio
 pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     let list = value
         .as_array()
-        .ok_or_else(|| type_error("questions", "an array"))?;
+        .ok_or_else(|| type_error(&Path::Root("questions"), "an array"))?;
     if list.len() > limits::MAX_QUESTIONS {
         return Err(UserQuestionError::invalid_request(format!(
             "questions must have at most {} items (it has {})",
@@ -234,7 +270,7 @@ pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     let questions = list
         .iter()
         .enumerate()
-        .map(|(i, q)| parse_question(q, &format!("questions[{i}]")))
+        .map(|(i, q)| parse_question(q, &Path::Root("questions").index(i)))
         .collect::<Result<Vec<_>>>()?;
     limits::check_question_limits(&questions)?;
     Ok(questions)
@@ -242,10 +278,10 @@ pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
 
 /// Parses a request object `{"questions": [...]}` (untyped JSON); other keys are ignored.
 pub fn parse_request(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
-    let obj = object(value, "request")?;
+    let obj = object(value, &Path::Root("request"))?;
     match obj.get("questions") {
         Some(q) => parse_questions(q),
-        None => Err(type_error("questions", "an array")),
+        None => Err(type_error(&Path::Root("questions"), "an array")),
     }
 }
 
@@ -266,16 +302,17 @@ pub fn parse_request_json(text: &str) -> Result<Vec<AskUserQuestionItem>> {
 /// (`answers[0].selected must be an array of strings`). Callers re-code it for their
 /// context (`BAD_ANSWER` in the inbox, `PROVIDER_FAILED` for a provider's answer).
 pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
-    let obj = object(value, "answer")?;
+    let obj = object(value, &Path::Root("answer"))?;
     let list = obj
         .get("answers")
         .and_then(Value::as_array)
-        .ok_or_else(|| type_error("answers", "an array"))?;
+        .ok_or_else(|| type_error(&Path::Root("answers"), "an array"))?;
     let answers = list
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let path = format!("answers[{i}]");
+            let root = Path::Root("answers");
+            let path = root.index(i);
             let iobj = object(item, &path)?;
             let id = req_string(iobj, "id", &path)?;
             let selected = match iobj.get("selected") {
@@ -283,14 +320,9 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
                     .iter()
                     .map(|l| l.as_str().map(str::to_owned))
                     .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        type_error(&format!("{path}.selected"), "an array of strings")
-                    })?,
+                    .ok_or_else(|| type_error(&path.key("selected"), "an array of strings"))?,
                 _ => {
-                    return Err(type_error(
-                        &format!("{path}.selected"),
-                        "an array of strings",
-                    ));
+                    return Err(type_error(&path.key("selected"), "an array of strings"));
                 }
             };
             let custom = opt_string(iobj, "custom", &path)?;
@@ -350,7 +382,8 @@ mod tests {
         assert_eq!(item.multi_select, Some(false));
         assert_eq!(item.intent.as_ref().unwrap().kind, "plan-review");
         assert_eq!(serde_json::to_string(&item).unwrap(), text);
-        let parsed = parse_question(&serde_json::from_str(text).unwrap(), "q").unwrap();
+        let parsed =
+            parse_question(&serde_json::from_str(text).unwrap(), &Path::Root("q")).unwrap();
         assert_eq!(parsed, item);
     }
 
