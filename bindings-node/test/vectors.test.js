@@ -7,6 +7,18 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 
+// A `{"fail": {"code": C}}` without a message fails with the spec's own message for C, if any
+// (tests/vectors/README.md).
+const SPEC_MESSAGES = {
+  ASK_ABORTED: 'ask_user_question was aborted before the user answered',
+  EMPTY_QUESTIONS: 'ask_user_question requires at least one question',
+  CALLER_NOT_LIVE: 'human interaction requires the exact live calling agent when an agent is supplied',
+  DELEGATED_CALLER: "human interaction is unavailable while the calling agent is owned by another live agent; include the unresolved question or decision in the child agent's final result",
+  NO_PROVIDER: 'no user-questions provider is registered',
+  DUPLICATE_PROVIDER: 'a user-questions provider is already registered',
+  ASK_CANCELLED: 'the user cancelled ask_user_question',
+}
+
 const {
   Agent,
   AskUserQuestionTool,
@@ -81,7 +93,7 @@ function makeProvider(spec, { during, onCalled } = {}) {
     if (spec.fail !== undefined) {
       if (spec.fail.code !== undefined) {
         throw new UserQuestionError(
-          spec.fail.message ?? `provider failed with ${spec.fail.code}`,
+          spec.fail.message ?? SPEC_MESSAGES[spec.fail.code] ?? `provider failed with ${spec.fail.code}`,
           spec.fail.code,
         )
       }

@@ -14,6 +14,20 @@ import pytest
 
 import user_questions as uq
 
+
+# A `{"fail": {"code": C}}` without a message fails with the spec's own message for C, if any
+# (tests/vectors/README.md).
+SPEC_MESSAGES = {
+    "ASK_ABORTED": "ask_user_question was aborted before the user answered",
+    "EMPTY_QUESTIONS": "ask_user_question requires at least one question",
+    "CALLER_NOT_LIVE": "human interaction requires the exact live calling agent when an agent is supplied",
+    "DELEGATED_CALLER": "human interaction is unavailable while the calling agent is owned by another live agent; "
+    "include the unresolved question or decision in the child agent's final result",
+    "NO_PROVIDER": "no user-questions provider is registered",
+    "DUPLICATE_PROVIDER": "a user-questions provider is already registered",
+    "ASK_CANCELLED": "the user cancelled ask_user_question",
+}
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -76,7 +90,7 @@ class VectorProvider:
             return self.spec["answer"]  # type: ignore[no-any-return]
         fail = self.spec["fail"]
         if "code" in fail:
-            message = fail.get("message", f"provider failed with {fail['code']}")
+            message = fail.get("message", SPEC_MESSAGES.get(fail["code"], f"provider failed with {fail['code']}"))
             raise uq.UserQuestionError(message, fail["code"])
         raise Exception(fail["message"])
 

@@ -97,6 +97,22 @@ impl ErrorCode {
         ErrorCode::ALL.get(n as usize).copied()
     }
 
+    /// The message the spec fixes for this code, when it fixes one (§3, §4, §7): e.g.
+    /// `ASK_CANCELLED` → `the user cancelled ask_user_question`. Codes whose messages name
+    /// their input (`BAD_INTENT`, `INVALID_REQUEST`, …) have none.
+    pub fn spec_message(self) -> Option<&'static str> {
+        Some(match self {
+            ErrorCode::AskAborted => messages::ASK_ABORTED,
+            ErrorCode::EmptyQuestions => messages::EMPTY_QUESTIONS,
+            ErrorCode::CallerNotLive => messages::CALLER_NOT_LIVE,
+            ErrorCode::DelegatedCaller => messages::DELEGATED_CALLER,
+            ErrorCode::NoProvider => messages::NO_PROVIDER,
+            ErrorCode::DuplicateProvider => messages::DUPLICATE_PROVIDER,
+            ErrorCode::AskCancelled => messages::ASK_CANCELLED,
+            _ => return None,
+        })
+    }
+
     /// The code with that name (exact, upper case), if any.
     pub fn from_name(name: &str) -> Option<ErrorCode> {
         ErrorCode::ALL.iter().copied().find(|c| c.as_str() == name)
@@ -240,6 +256,24 @@ mod tests {
         }
         assert_eq!(ErrorCode::from_number(17), None);
         assert_eq!(ErrorCode::from_name("ask_aborted"), None);
+    }
+
+    #[test]
+    fn spec_messages_are_the_fixed_ones() {
+        assert_eq!(
+            ErrorCode::AskCancelled.spec_message(),
+            Some("the user cancelled ask_user_question")
+        );
+        assert_eq!(
+            ErrorCode::NoProvider.spec_message(),
+            Some(messages::NO_PROVIDER)
+        );
+        let fixed: Vec<_> = ErrorCode::ALL
+            .iter()
+            .filter(|c| c.spec_message().is_some())
+            .collect();
+        assert_eq!(fixed.len(), 7);
+        assert_eq!(ErrorCode::BadIntent.spec_message(), None);
     }
 
     #[test]

@@ -249,6 +249,11 @@ fn behaviour(spec: &Value) -> Result<Behaviour, String> {
     if let Some(answer) = obj.get("answer") {
         return Ok(Behaviour::Answer(answer.clone()));
     }
+    /// The message of a `{"fail": {"code": C}}` without one: the spec's own for C, if any.
+    fn default_fail_message(code: ErrorCode, name: &str) -> String {
+        code.spec_message()
+            .map_or_else(|| format!("provider failed with {name}"), str::to_owned)
+    }
     if let Some(fail) = obj.get("fail") {
         let message = fail.get("message").and_then(Value::as_str);
         return Ok(Behaviour::Fail(match fail.get("code") {
@@ -258,7 +263,7 @@ fn behaviour(spec: &Value) -> Result<Behaviour, String> {
                     .ok_or_else(|| format!("`fail.code` {name:?} is not a code of §10"))?;
                 let message = message
                     .map(str::to_owned)
-                    .unwrap_or_else(|| format!("provider failed with {name}"));
+                    .unwrap_or_else(|| default_fail_message(code, name));
                 UserQuestionError::new(code, message)
             }
             // A plain error: the Rust form of a plain exception is a provider failure whose

@@ -364,9 +364,14 @@ impl UserQuestionProvider for RustProvider {
                 let error = match code {
                     Some(name) => UserQuestionError::new(
                         ErrorCode::from_name(name).unwrap_or(ErrorCode::Internal),
-                        message
-                            .clone()
-                            .unwrap_or_else(|| format!("provider failed with {name}")),
+                        message.clone().unwrap_or_else(|| {
+                            match user_questions::ErrorCode::from_name(name)
+                                .and_then(user_questions::ErrorCode::spec_message)
+                            {
+                                Some(m) => m.to_owned(),
+                                None => format!("provider failed with {name}"),
+                            }
+                        }),
                     ),
                     None => UserQuestionError::provider_failed(message.clone().unwrap_or_default()),
                 };
