@@ -14,6 +14,7 @@ use crate::abort::NativeAbort;
 use crate::agents::{self, AgentKeys, NativeAgent, NativeAgentDetach};
 use crate::auto::NativeAutoResponder;
 use crate::inbox::NativeInbox;
+use crate::inline;
 use crate::provider::JsProvider;
 use crate::terminal::NativeTerminalProvider;
 use crate::{Result, internal, outcome_json, parse_questions_json, to_js};
@@ -189,11 +190,13 @@ impl NativeContext {
 
 /// Polls `future` once, here on the JS thread, with a waker that does nothing: when it is
 /// already settled (an auto-responder's asks are, and any provider's that fails at once) its
-/// outcome is returned as text at once, without a tokio worker and a libuv round trip.
-/// Otherwise the future moves to napi's tokio runtime, which polls it again with a real
-/// waker. No wakeup is lost: every future polled here (the core's `PendingAsk`, the
-/// `futures` oneshot receivers behind the inbox, terminal and JS providers, napi's
-/// `Promise`) registers the waker of each poll and checks its state after doing so.
+/// outcome is returned as text at once. Otherwise it becomes an inline task (see the
+/// `inline` module) whose waker polls it again on the waking thread, and its Promise is
+/// returned: resolved right there when that is this JS thread (a JS provider's Promise, an
+/// inbox answered from JS), else through this thread's threadsafe function. No wakeup is
+/// lost: every future polled here (the core's `PendingAsk`, the `futures` oneshot receivers
+/// behind the inbox, terminal and JS providers, napi's `Promise`) registers the waker of each
+/// poll and checks its state after doing so.
 fn settle_now_or_spawn<'env, F, T>(
     env: &'env Env,
     mut future: F,
@@ -201,15 +204,14 @@ fn settle_now_or_spawn<'env, F, T>(
 ) -> Result<Either<String, PromiseRaw<'env, String>>>
 where
     F: Future<Output = T> + Unpin + Send + 'static,
-    T: 'static,
+    T: Send + 'static,
 {
     let waker = futures::task::noop_waker();
     if let Poll::Ready(outcome) = Pin::new(&mut future).poll(&mut TaskContext::from_waker(&waker)) {
         return Ok(Either::A(to_text(outcome)));
     }
-    env.spawn_future(async move { Ok(to_text(future.await)) })
-        .map(Either::B)
-        .map_err(internal)
+    let promise = inline::promise(env.raw(), future, to_text).map_err(internal)?;
+    Ok(Either::B(PromiseRaw::new(env.raw(), promise)))
 }
 
 impl NativeContext {

@@ -2,10 +2,11 @@
 //!
 //! This crate only converts: JS data crosses as JSON text and is parsed by the core's own
 //! parsers (so every language reports the same `INVALID_REQUEST` paths), core errors become
-//! JS errors whose `code` is the SPEC §10 name, and core futures become Promises on napi's
-//! tokio runtime. The JS semantics — `AbortSignal`, the `UserQuestionError` class, agent
-//! identity, provider wrapping — live in the thin layer `index.js`; the classes here are
-//! its private building blocks (`Native*`), not the public API.
+//! JS errors whose `code` is the SPEC §10 name, and core futures become Promises driven
+//! inline, without a runtime (see `inline`). The JS semantics — `AbortSignal`, the
+//! `UserQuestionError` class, agent identity, provider wrapping — live in the thin layer
+//! `index.js`; the classes here are its private building blocks (`Native*`), not the public
+//! API.
 
 #![deny(missing_docs)]
 
@@ -14,6 +15,7 @@ mod agents;
 mod auto;
 mod context;
 mod inbox;
+mod inline;
 mod provider;
 mod terminal;
 

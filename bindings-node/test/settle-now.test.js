@@ -1,8 +1,8 @@
 // Asks that settle while they start (issue 7): the native side returns their outcome at once
-// instead of a Promise resolved through a tokio worker; the public API is unchanged (a
-// Promise that settles asynchronously, listeners and pins released). Asks that do not settle
-// at once move to the runtime after one inline poll: the races below check that no wakeup
-// is lost in that hand-over (a lost one would leave an ask waiting forever).
+// instead of a Promise; the public API is unchanged (a Promise that settles asynchronously,
+// listeners and pins released). Asks that do not settle at once become inline tasks after
+// one poll with a do-nothing waker (src/inline.rs): the races below check that no wakeup is
+// lost in that hand-over (a lost one would leave an ask waiting forever).
 'use strict'
 
 const { test } = require('node:test')
@@ -118,7 +118,7 @@ test('the tool settled at once still returns a Promise of the result, within mic
   assert.equal((await refused).isError, true)
 })
 
-test('race: an inbox answered right after each ask starts (before the runtime polls it)', async () => {
+test('race: an inbox answered right after each ask starts (before its task polls it)', async () => {
   const ctx = new Context()
   const inbox = new QuestionInbox()
   ctx.userQuestions.registerProvider(inbox)
@@ -128,7 +128,7 @@ test('race: an inbox answered right after each ask starts (before the runtime po
     inbox.answer(++ticket, i % 2 ? YES : NO)
     assert.deepEqual(await settlesSoon(asked, `ask ${i}`), i % 2 ? YES : NO)
   }
-  // All at once: the answers race the runtime's first polls of many asks.
+  // All at once: the answers race the tasks' first polls of many asks.
   const asks = Array.from({ length: 500 }, () => ctx.userQuestions.ask({ questions: QUESTIONS }))
   for (let i = 0; i < asks.length; i++) inbox.answer(++ticket, i % 2 ? YES : NO)
   const answers = await settlesSoon(Promise.all(asks), 'the 500 asks')

@@ -26,7 +26,8 @@
 //! ```
 //!
 //! The crate spawns no threads and needs no particular async runtime: its futures can be
-//! driven by any executor, and its signals fired from any thread.
+//! driven by any executor, and its signals fired from any thread. For hosts without one,
+//! [`inline::spawn`] drives a future on whichever thread wakes it.
 
 #![warn(missing_docs)]
 
@@ -36,6 +37,7 @@ pub mod answer;
 pub mod auto;
 pub mod error;
 pub mod inbox;
+pub mod inline;
 pub mod limits;
 pub mod service;
 pub mod tool;

@@ -12,9 +12,9 @@ use crate::abort::{AbortHandle, uq_abort};
 use crate::agents::{AgentHandle, uq_agent};
 use crate::code::uq_code;
 use crate::context::{ContextHandle, uq_context};
-use crate::executor;
 use crate::handles;
 use crate::strings::{borrow_str, owned, require_out, transient};
+use user_questions::inline as executor;
 
 /// Completion of `uq_ask` and `uq_tool_execute`: `code` is `UQ_OK` and `json` the answer
 /// (`uq_ask`) or tool result (`uq_tool_execute`), or `code` is the error's code and `json` is

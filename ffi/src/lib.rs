@@ -33,7 +33,6 @@ mod provider;
 
 mod tool;
 
-mod executor;
 mod handles;
 
 #[cfg(test)]

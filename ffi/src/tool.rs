@@ -10,9 +10,9 @@ use crate::agents::uq_agent;
 use crate::ask::{UserData, caller, deliver, uq_ask_callback};
 use crate::code::{code_of, uq_code};
 use crate::context::{ContextHandle, uq_context};
-use crate::executor;
 use crate::handles;
 use crate::strings::{borrow_str, transient};
+use user_questions::inline as executor;
 
 static DEFINITION: LazyLock<CString> = LazyLock::new(|| transient(tool::DEFINITION_JSON));
 

@@ -1,4 +1,5 @@
-//! A tiny inline executor: drives a future with no runtime and no thread of its own.
+//! A tiny inline executor: drives a future with no runtime and no thread of its own, for
+//! hosts that have no async runtime (the C ABI) or must not hop threads (the Node addon).
 //!
 //! A spawned task is polled first on the spawning thread; afterwards, whoever wakes it (an
 //! answering thread, an aborting thread, a disposing thread) polls it on its own thread,
@@ -6,7 +7,7 @@
 //! makes one thread at a time poll the task: a wake while it is being polled (from the same
 //! thread or another) marks it `NOTIFIED`, and the polling thread polls again, so no wake is
 //! lost and nothing recurses. No lock is held while the future is polled or while the
-//! completion runs (the completion calls C, which may re-enter the library).
+//! completion runs (the completion may call foreign code, which may re-enter the library).
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -37,7 +38,7 @@ fn relock<U>(m: &Mutex<U>) -> MutexGuard<'_, U> {
 /// Drives `future` to completion, then calls `complete` with its output exactly once
 /// (`None` if polling it panicked). The first poll happens now, on this thread; `complete`
 /// may run before `spawn` returns.
-pub(crate) fn spawn<T: Send + 'static>(
+pub fn spawn<T: Send + 'static>(
     future: impl Future<Output = T> + Send + 'static,
     complete: impl FnOnce(Option<T>) + Send + 'static,
 ) {
