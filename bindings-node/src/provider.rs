@@ -16,7 +16,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde_json::Value;
 use user_questions::{
     AbortListener, AskUserQuestionAnswer, ErrorCode, ProviderFuture, ProviderRequest,
-    UserQuestionError, UserQuestionProvider, parse_answer,
+    UserQuestionError, UserQuestionProvider,
 };
 
 use crate::agents::AgentKeys;
@@ -134,12 +134,5 @@ fn outcome(text: &str) -> user_questions::Result<AskUserQuestionAnswer> {
             )),
         });
     }
-    parse_answer(value.get("answer").unwrap_or(&Value::Null)).map_err(|e| {
-        UserQuestionError::provider_failed(format!("{}: {}", NOT_AN_ANSWER, e.message()))
-    })
+    user_questions::parse_provider_answer(value.get("answer").unwrap_or(&Value::Null))
 }
-
-/// The start of the `PROVIDER_FAILED` message for a resolved value that is not an answer.
-/// (Worded as in the other bindings, so every language gives the same message.)
-pub(crate) const NOT_AN_ANSWER: &str =
-    "the user-questions provider answered with something that is not an answer";

@@ -19,7 +19,7 @@ use pyo3::types::{PyDict, PyModule, PyWeakrefReference};
 use pyo3::{intern, types::PyWeakrefMethods};
 use user_questions::{
     AskUserQuestionAnswer, ProviderFuture, ProviderRequest, Result, UserQuestionError,
-    UserQuestionProvider, parse_answer,
+    UserQuestionProvider,
 };
 
 use crate::abort::PyAbortSignal;
@@ -44,12 +44,7 @@ pub(crate) fn running_loop(py: Python<'_>) -> PyResult<Option<Bound<'_, PyAny>>>
 /// A provider's return value as an answer; anything not of the answer shape is
 /// `PROVIDER_FAILED` with the core's message naming the path.
 pub(crate) fn answer_from_py(returned: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer> {
-    parse_answer(&to_value(returned)).map_err(|e| {
-        UserQuestionError::provider_failed(format!(
-            "the user-questions provider answered with something that is not an answer: {}",
-            e.message()
-        ))
-    })
+    user_questions::parse_provider_answer(&to_value(returned))
 }
 
 /// A Python object registered as the provider.

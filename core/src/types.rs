@@ -340,11 +340,12 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
 
 /// Checks what a foreign provider (Python, Node, C) returned: an answer of the answer shape,
 /// or `PROVIDER_FAILED` naming what is wrong (§4.5), e.g.
-/// `the user-questions provider returned an answer that is not of the answer shape: answers[0].id must be a string`.
+/// `the user-questions provider answered with something that is not an answer: answers[0].id must be a string`.
+/// Every binding uses it, so every language gives the same message.
 pub fn parse_provider_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
     parse_answer(value).map_err(|e| {
         UserQuestionError::provider_failed(format!(
-            "the user-questions provider returned an answer that is not of the answer shape: {}",
+            "the user-questions provider answered with something that is not an answer: {}",
             e.message()
         ))
     })
@@ -464,6 +465,16 @@ mod tests {
         let err = parse_request_json("{nope").unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidRequest);
         assert!(err.message().starts_with("request is not valid JSON: "));
+    }
+
+    #[test]
+    fn a_foreign_provider_s_non_answer_is_provider_failed_naming_the_path() {
+        let err = parse_provider_answer(&serde_json::json!({"answers": [{"id": 1}]})).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ProviderFailed);
+        assert_eq!(
+            err.message(),
+            "the user-questions provider answered with something that is not an answer: answers[0].id must be a string"
+        );
     }
 
     #[test]

@@ -209,12 +209,7 @@ struct VectorProvider {
 
 fn provider_answer(answer: &Value) -> UqResult<AskUserQuestionAnswer> {
     // Answers are shape-checked only (§4.6); a wrong shape is a provider failure (§4.5).
-    parse_answer(answer).map_err(|e| {
-        UserQuestionError::provider_failed(format!(
-            "the user-questions provider answered with something that is not an answer: {}",
-            e.message()
-        ))
-    })
+    user_questions::parse_provider_answer(answer)
 }
 
 impl UserQuestionProvider for VectorProvider {

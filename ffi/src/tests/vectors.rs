@@ -352,12 +352,8 @@ impl UserQuestionProvider for RustProvider {
         let outcome: ProviderFuture = match &self.behaviour {
             Behaviour::Never => return Box::pin(std::future::pending()),
             Behaviour::Answer(a) => {
-                let result: UqResult<AskUserQuestionAnswer> = parse_answer(a).map_err(|e| {
-                    UserQuestionError::provider_failed(format!(
-                        "the user-questions provider answered with something that is not an answer: {}",
-                        e.message()
-                    ))
-                });
+                let result: UqResult<AskUserQuestionAnswer> =
+                    user_questions::parse_provider_answer(a);
                 Box::pin(async move { result })
             }
             Behaviour::Fail { code, message } => {
