@@ -15,8 +15,8 @@ use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde_json::Value;
 use user_questions::{
-    AbortListener, AskUserQuestionAnswer, ErrorCode, ProviderFuture, ProviderRequest,
-    UserQuestionError, UserQuestionProvider,
+    AbortListener, AskUserQuestionAnswer, ProviderFuture, ProviderRequest, UserQuestionError,
+    UserQuestionProvider,
 };
 
 use crate::agents::AgentKeys;
@@ -126,13 +126,7 @@ fn outcome(text: &str) -> user_questions::Result<AskUserQuestionAnswer> {
     if let Some(error) = value.get("error") {
         let code = error.get("code").and_then(Value::as_str).unwrap_or("");
         let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-        return Err(match ErrorCode::from_name(code) {
-            Some(code) => UserQuestionError::new(code, message),
-            None => UserQuestionError::provider_failed(format!(
-                "the user-questions provider failed with an unknown code {}: {message}",
-                serde_json::to_string(code).unwrap_or_default()
-            )),
-        });
+        return Err(UserQuestionError::from_code_name(code, message));
     }
     user_questions::parse_provider_answer(value.get("answer").unwrap_or(&Value::Null))
 }

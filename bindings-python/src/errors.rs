@@ -64,13 +64,7 @@ pub(crate) fn from_provider_exception(py: Python<'_>, err: &PyErr) -> UserQuesti
             .getattr("message")
             .and_then(|m| m.extract())
             .unwrap_or_else(|_| describe(err, py));
-        return match code.as_deref().and_then(ErrorCode::from_name) {
-            Some(code) => UserQuestionError::new(code, message),
-            None => UserQuestionError::provider_failed(format!(
-                "the user-questions provider failed with an unknown code {}: {message}",
-                serde_json::to_string(&code.unwrap_or_default()).unwrap_or_default()
-            )),
-        };
+        return UserQuestionError::from_code_name(&code.unwrap_or_default(), message);
     }
     UserQuestionError::provider_failed(describe(err, py))
 }

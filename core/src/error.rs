@@ -207,6 +207,20 @@ impl UserQuestionError {
         Self::new(ErrorCode::InvalidArgument, message)
     }
 
+    /// The error a foreign provider (Python, Node) raised with a code given by name: that code
+    /// when it is one of §10, else `PROVIDER_FAILED` naming the unknown code. Every binding
+    /// uses it, so every language gives the same message.
+    pub fn from_code_name(code: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        match ErrorCode::from_name(code) {
+            Some(code) => Self::new(code, message),
+            None => Self::provider_failed(format!(
+                "the user-questions provider failed with an unknown code {}: {message}",
+                serde_json::to_string(code).unwrap_or_default()
+            )),
+        }
+    }
+
     /// `{"code":"NAME","message":"…"}`, the error JSON of the C ABI.
     pub fn to_json(&self) -> String {
         serde_json::json!({"code": self.code.as_str(), "message": self.message}).to_string()
@@ -274,6 +288,21 @@ mod tests {
             .collect();
         assert_eq!(fixed.len(), 7);
         assert_eq!(ErrorCode::BadIntent.spec_message(), None);
+    }
+
+    #[test]
+    fn a_foreign_code_name_maps_to_its_code_or_names_the_unknown_one() {
+        let known = UserQuestionError::from_code_name("ASK_CANCELLED", "dismissed");
+        assert_eq!(
+            (known.code(), known.message()),
+            (ErrorCode::AskCancelled, "dismissed")
+        );
+        let unknown = UserQuestionError::from_code_name("NOPE", "odd");
+        assert_eq!(unknown.code(), ErrorCode::ProviderFailed);
+        assert_eq!(
+            unknown.message(),
+            r#"the user-questions provider failed with an unknown code "NOPE": odd"#
+        );
     }
 
     #[test]
