@@ -1,57 +1,45 @@
 //! `uq`: ask a person from a shell script (SPEC §15).
 //!
 //! Exit status: 0 on success, otherwise the number of the error's code (SPEC §10); failures
-//! print `CODE: message` on stderr.
+//! print `CODE: message` on stderr. Arguments are parsed by clap, so `--help`, the argument
+//! errors and the shell completions (`uq completions SHELL`) come from the definitions below.
 
-use std::io::{Cursor, IsTerminal, Read};
+#![forbid(unsafe_code)]
+
+mod input;
+
+use std::io::{Cursor, IsTerminal};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueHint};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use user_questions::{
-    AbortController, AskUserQuestionItem, AskUserQuestionRequest, AutoPolicy, AutoResponder,
-    Context, ErrorCode, UserQuestionError, ask_user_question, check_request, parse_questions,
-    parse_request,
+    AbortController, AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode,
+    UserQuestionError, ask_user_question, check_request,
 };
 use user_questions_terminal::TerminalProvider;
 
-const USAGE: &str = "uq: ask a person from a shell script
+use crate::input::{is_stdin, read_questions, read_questions_and_rest};
 
-Usage:
-  uq ask [--auto POLICY [--approve-intents]] [--timeout SECONDS] [FILE|-]
-  uq check [FILE|-]
-  uq tool
-  uq --help | --version
+const ABOUT: &str = "uq: ask a person from a shell script";
 
-Commands:
-  ask     Ask a person the questions of a request (in the terminal) and print the answer
-          JSON on stdout.
-  check   Check a request without asking: prints `ok`, or `CODE: message`.
-  tool    Print the definition of the model-facing tool ask_user_question.
-
+const AFTER_HELP: &str = "\
 A request is {\"questions\": [...]} or a bare array of questions; FILE `-` or none reads stdin.
 Exit status: 0 on success, otherwise the error code's number; errors go to stderr as
-`CODE: message`. Run `uq <command> --help` for a command's options.";
+`CODE: message` (a bad argument: 15, INVALID_ARGUMENT). Run `uq <command> --help` for a
+command's options.";
 
-const ASK_USAGE: &str =
-    "Usage: uq ask [--auto POLICY [--approve-intents]] [--timeout SECONDS] [FILE|-]
-
-Asks the questions of the request in FILE (or stdin) and prints the compact answer JSON on
-stdout, so `answer=$(uq ask req.json)` works. Exit status 0, or the error code's number with
-`CODE: message` on stderr: 8 (ASK_CANCELLED) when the person cancels, 1 (ASK_ABORTED) when
---timeout runs out.
-
-Options:
-  --auto POLICY       Answer with the auto-responder instead of a person.
-                      POLICY: first, recommended or skip.
-  --approve-intents   With --auto: let the responder approve intent questions (plan reviews).
-  --timeout SECONDS   Withdraw the question after SECONDS (exit 1, ASK_ABORTED).
-                      SIGTERM and SIGHUP withdraw it too; SIGINT cancels (exit 8).
-  -h, --help          Show this help.
+const ASK_AFTER_HELP: &str = "\
+Prints the compact answer JSON on stdout, so `answer=$(uq ask req.json)` works. Exit status 0,
+or the error code's number with `CODE: message` on stderr: 8 (ASK_CANCELLED) when the person
+cancels, 1 (ASK_ABORTED) when --timeout runs out or SIGTERM/SIGHUP withdraws the question.
 
 In a terminal (stdin and stderr are a TTY, TERM is not dumb) the questions are drawn on
 stderr, one at a time:
@@ -72,180 +60,167 @@ A question without options takes the line as its answer. When the request itself
 from stdin (`-`), the answer lines follow it there:
   printf '%s\\n2\\n' \"$(cat req.json)\" | uq ask -";
 
-const CHECK_USAGE: &str = "Usage: uq check [FILE|-]
-
+const CHECK_AFTER_HELP: &str = "\
 Runs the request checks (well-formedness, at least one question, intents, duplicate ids and
 labels) without asking. Prints `ok` and exits 0, or prints `CODE: message` and exits with the
 code's number.";
 
-const TOOL_USAGE: &str = "Usage: uq tool
+#[derive(Debug, Parser)]
+#[command(
+    name = "uq",
+    version,
+    about = ABOUT,
+    after_help = AFTER_HELP,
+    arg_required_else_help = true,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-Prints the definition {name, description, parameters} of the tool ask_user_question.";
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ask a person the questions of a request (in the terminal) and print the answer JSON
+    #[command(after_help = ASK_AFTER_HELP)]
+    Ask(AskArgs),
+    /// Check a request without asking: prints `ok`, or `CODE: message`
+    #[command(after_help = CHECK_AFTER_HELP)]
+    Check(FileArg),
+    /// Print the definition of the model-facing tool ask_user_question
+    Tool,
+    /// Print a completion script for SHELL on stdout
+    #[command(after_help = "\
+Examples:
+  uq completions bash > ~/.local/share/bash-completion/completions/uq
+  uq completions zsh > \"${fpath[1]}/_uq\"
+  uq completions fish > ~/.config/fish/completions/uq.fish")]
+    Completions {
+        /// The shell to complete in
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The one input file of a command.
+#[derive(Debug, Args)]
+struct FileArg {
+    /// The request: a file, or `-` (the default) for stdin
+    #[arg(value_name = "FILE|-", value_hint = ValueHint::FilePath)]
+    file: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct AskArgs {
+    /// Answer with the auto-responder instead of a person
+    #[arg(long, value_name = "POLICY", value_parser = policy_parser())]
+    auto: Option<AutoPolicy>,
+    /// With --auto: let the responder approve intent questions (plan reviews)
+    #[arg(long)]
+    approve_intents: bool,
+    /// Withdraw the question after SECONDS (exit 1, ASK_ABORTED)
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = parse_timeout,
+        allow_negative_numbers = true
+    )]
+    timeout: Option<Duration>,
+    #[command(flatten)]
+    input: FileArg,
+}
+
+fn policy_parser() -> impl TypedValueParser<Value = AutoPolicy> {
+    PossibleValuesParser::new(["first", "recommended", "skip"]).map(|name| {
+        name.parse::<AutoPolicy>()
+            .expect("the possible values are the policy names")
+    })
+}
+
+fn parse_timeout(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "not a number of seconds greater than 0".to_owned())
+}
 
 fn fail(error: &UserQuestionError) -> ExitCode {
     eprintln!("{}: {}", error.code(), error.message());
     ExitCode::from(error.code().as_number() as u8)
 }
 
-fn bad_argument(message: String) -> UserQuestionError {
-    UserQuestionError::invalid_argument(message)
+fn invalid_argument() -> ExitCode {
+    ExitCode::from(ErrorCode::InvalidArgument.as_number() as u8)
 }
 
-fn read_input(file: Option<&str>) -> Result<String, UserQuestionError> {
-    let mut text = String::new();
-    match file {
-        None | Some("-") => {
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| bad_argument(format!("cannot read the request from stdin: {e}")))?;
-        }
-        Some(path) => {
-            text = std::fs::read_to_string(path)
-                .map_err(|e| bad_argument(format!("cannot read FILE {path:?}: {e}")))?;
-        }
-    }
-    Ok(text)
-}
-
-fn not_json(e: serde_json::Error) -> UserQuestionError {
-    UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
-}
-
-/// The questions of a request: `{"questions": [...]}` or a bare array of questions.
-fn questions_of(value: &serde_json::Value) -> Result<Vec<AskUserQuestionItem>, UserQuestionError> {
-    if value.is_array() {
-        parse_questions(value)
-    } else {
-        parse_request(value)
-    }
-}
-
-/// Reads a request: `{"questions": [...]}` or a bare array of questions.
-fn read_questions(file: Option<&str>) -> Result<Vec<AskUserQuestionItem>, UserQuestionError> {
-    let text = read_input(file)?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(not_json)?;
-    questions_of(&value)
-}
-
-/// Reads a request that may be followed by answer lines (stdin in a pipe): the questions and
-/// the text after the request's JSON value.
-fn read_questions_and_rest(
-    file: Option<&str>,
-) -> Result<(Vec<AskUserQuestionItem>, String), UserQuestionError> {
-    let text = read_input(file)?;
-    let mut values = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
-    let value = match values.next() {
-        Some(value) => value.map_err(not_json)?,
-        // Only white space: the same message as the strict parser gives.
-        None => {
-            return Err(match serde_json::from_str::<serde_json::Value>(&text) {
-                Err(e) => not_json(e),
-                Ok(_) => UserQuestionError::invalid_request("request is empty"),
-            });
-        }
-    };
-    let rest = text[values.byte_offset()..].to_owned();
-    // The answer lines start on the line after the request.
-    let rest = match rest.split_once('\n') {
-        Some((same_line, after)) if same_line.trim().is_empty() => after.to_owned(),
-        _ if rest.trim().is_empty() => String::new(),
-        _ => {
-            return Err(UserQuestionError::invalid_request(
-                "request is not valid JSON: trailing characters after the request; answer lines go on the lines after it",
-            ));
-        }
-    };
-    Ok((questions_of(&value)?, rest))
-}
-
-struct AskArgs {
-    auto: Option<AutoPolicy>,
-    approve_intents: bool,
-    timeout: Option<Duration>,
-    file: Option<String>,
-}
-
-fn parse_timeout(value: &str) -> Result<Duration, UserQuestionError> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| {
-            bad_argument(format!(
-                "--timeout: {value:?} is not a number of seconds greater than 0"
-            ))
-        })
-}
-
-fn parse_ask_args(args: &[String]) -> Result<Option<AskArgs>, UserQuestionError> {
-    let mut parsed = AskArgs {
-        auto: None,
-        approve_intents: false,
-        timeout: None,
-        file: None,
-    };
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--auto" => {
-                let policy = iter.next().ok_or_else(|| {
-                    bad_argument("--auto needs a POLICY: first, recommended or skip".into())
-                })?;
-                parsed.auto = Some(policy.parse().map_err(|e: UserQuestionError| {
-                    bad_argument(format!("--auto: {}", e.message()))
-                })?);
-            }
-            s if s.starts_with("--auto=") => {
-                parsed.auto = Some(s["--auto=".len()..].parse().map_err(
-                    |e: UserQuestionError| bad_argument(format!("--auto: {}", e.message())),
-                )?);
-            }
-            "--approve-intents" => parsed.approve_intents = true,
-            "--timeout" => {
-                let value = iter
-                    .next()
-                    .ok_or_else(|| bad_argument("--timeout needs SECONDS".into()))?;
-                parsed.timeout = Some(parse_timeout(value)?);
-            }
-            s if s.starts_with("--timeout=") => {
-                parsed.timeout = Some(parse_timeout(&s["--timeout=".len()..])?);
-            }
-            s if s.starts_with('-') && s != "-" => {
-                return Err(bad_argument(format!("unknown option {s:?} for uq ask")));
-            }
-            file => {
-                if parsed.file.is_some() {
-                    return Err(bad_argument(format!(
-                        "unexpected argument {file:?}: uq ask takes one FILE"
-                    )));
-                }
-                parsed.file = Some(file.to_owned());
-            }
-        }
-    }
-    if parsed.approve_intents && parsed.auto.is_none() {
-        return Err(bad_argument("--approve-intents needs --auto POLICY".into()));
-    }
-    Ok(Some(parsed))
-}
-
-fn ask(args: &[String]) -> ExitCode {
-    let parsed = match parse_ask_args(args) {
-        Ok(Some(parsed)) => parsed,
-        Ok(None) => {
-            println!("{ASK_USAGE}");
+/// A clap error as `uq` reports it: help and version on stdout (exit 0; the usage when no
+/// command is given, exit 15); otherwise the usage line on stderr, then
+/// `INVALID_ARGUMENT: <what is wrong, naming the argument>` and exit 15.
+fn argument_failure(error: clap::Error) -> ExitCode {
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
             return ExitCode::SUCCESS;
         }
-        Err(e) => return fail(&e),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            print!("{}", error.render());
+            return invalid_argument();
+        }
+        _ => {}
+    }
+    let text = error.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let mut message = String::new();
+    let mut usage = None;
+    for paragraph in text.split("\n\n") {
+        let joined = paragraph
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if joined.is_empty() || joined.starts_with("For more information") {
+            continue;
+        }
+        if joined.starts_with("Usage:") {
+            usage = Some(joined);
+        } else if message.is_empty() {
+            message = joined;
+        } else {
+            message = format!("{message} ({joined})");
+        }
+    }
+    if let Some(usage) = usage {
+        eprintln!("{usage}");
+    }
+    eprintln!("{}: {message}", ErrorCode::InvalidArgument);
+    invalid_argument()
+}
+
+/// An argument error found after parsing, reported like clap's own.
+fn command_error(command: &str, message: &str) -> ExitCode {
+    let mut cli = Cli::command();
+    // Built, so a subcommand's usage line reads `uq ask …`.
+    cli.build();
+    let error = match cli.find_subcommand_mut(command) {
+        Some(sub) => sub.error(ErrorKind::ArgumentConflict, message),
+        None => cli.error(ErrorKind::ArgumentConflict, message),
     };
-    let file = parsed.file.as_deref();
-    let from_pipe = matches!(file, None | Some("-")) && !std::io::stdin().is_terminal();
+    argument_failure(error)
+}
+
+fn ask(args: AskArgs) -> ExitCode {
+    if args.approve_intents && args.auto.is_none() {
+        return command_error("ask", "--approve-intents needs --auto POLICY");
+    }
+    let file = args.input.file.as_deref();
+    let from_pipe = is_stdin(file) && !std::io::stdin().is_terminal();
     let ctx = Context::new();
-    let registration = match parsed.auto {
+    let registration = match args.auto {
         Some(policy) => read_questions(file).and_then(|q| {
-            let responder = AutoResponder::new(policy).approve_intents(parsed.approve_intents);
+            let responder = AutoResponder::new(policy).approve_intents(args.approve_intents);
             Ok((q, ctx.user_questions().register_provider(responder)?))
         }),
         // The request came through a pipe: the answer lines follow it there.
@@ -268,7 +243,7 @@ fn ask(args: &[String]) -> ExitCode {
     };
     let controller = AbortController::new();
     let request = AskUserQuestionRequest::new(questions).with_signal(controller.signal());
-    if let Some(timeout) = parsed.timeout {
+    if let Some(timeout) = args.timeout {
         let controller = controller.clone();
         // Detached: the process ends when the ask settles, whichever comes first.
         std::thread::spawn(move || {
@@ -278,7 +253,7 @@ fn ask(args: &[String]) -> ExitCode {
     }
     // A signal withdraws the ask, so the terminal is restored before the process ends.
     let interrupted = Arc::new(AtomicI32::new(0));
-    if parsed.auto.is_none() {
+    if args.auto.is_none() {
         match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
             Ok(mut signals) => {
                 let interrupted = interrupted.clone();
@@ -317,28 +292,8 @@ fn ask(args: &[String]) -> ExitCode {
     }
 }
 
-fn check(args: &[String]) -> ExitCode {
-    let mut file = None;
-    for arg in args {
-        match arg.as_str() {
-            "-h" | "--help" => {
-                println!("{CHECK_USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            s if s.starts_with('-') && s != "-" => {
-                return fail(&bad_argument(format!("unknown option {s:?} for uq check")));
-            }
-            s => {
-                if file.is_some() {
-                    return fail(&bad_argument(format!(
-                        "unexpected argument {s:?}: uq check takes one FILE"
-                    )));
-                }
-                file = Some(s);
-            }
-        }
-    }
-    match read_questions(file).and_then(|q| check_request(&q)) {
+fn check(args: FileArg) -> ExitCode {
+    match read_questions(args.file.as_deref()).and_then(|q| check_request(&q)) {
         Ok(()) => {
             println!("ok");
             ExitCode::SUCCESS
@@ -347,42 +302,35 @@ fn check(args: &[String]) -> ExitCode {
     }
 }
 
-fn tool(args: &[String]) -> ExitCode {
-    match args.first().map(String::as_str) {
-        None => {
-            println!("{}", ask_user_question::DEFINITION_JSON);
-            ExitCode::SUCCESS
-        }
-        Some("-h" | "--help") => {
-            println!("{TOOL_USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => fail(&bad_argument(format!(
-            "unexpected argument {other:?}: uq tool takes none"
-        ))),
-    }
+fn tool() -> ExitCode {
+    println!("{}", ask_user_question::DEFINITION_JSON);
+    ExitCode::SUCCESS
+}
+
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    clap_complete::generate(shell, &mut Cli::command(), "uq", &mut std::io::stdout());
+    ExitCode::SUCCESS
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("ask") => ask(&args[1..]),
-        Some("check") => check(&args[1..]),
-        Some("tool") => tool(&args[1..]),
-        Some("-h" | "--help") | None => {
-            println!("{USAGE}");
-            if args.is_empty() {
-                ExitCode::from(ErrorCode::InvalidArgument.as_number() as u8)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Some("-V" | "--version") => {
-            println!("uq {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
-        Some(other) => fail(&bad_argument(format!(
-            "unknown command {other:?}: expected ask, check or tool"
-        ))),
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_failure(e),
+    };
+    match cli.command {
+        Command::Ask(args) => ask(args),
+        Command::Check(args) => check(args),
+        Command::Tool => tool(),
+        Command::Completions { shell } => completions(shell),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_argument_definitions_are_consistent() {
+        Cli::command().debug_assert();
     }
 }

@@ -96,17 +96,27 @@ fn tool_prints_the_definition() {
 #[test]
 fn help_on_each_command() {
     for (args, expect) in [
-        (&["--help"][..], "Usage:\n  uq ask"),
-        (&["-h"][..], "Usage:\n  uq ask"),
+        (&["--help"][..], "Usage: uq <COMMAND>"),
+        (&["-h"][..], "Usage: uq <COMMAND>"),
         (&["ask", "--help"][..], "Usage: uq ask"),
         (&["ask", "-h"][..], "Usage: uq ask"),
         (&["check", "--help"][..], "Usage: uq check"),
         (&["tool", "--help"][..], "Usage: uq tool"),
+        (&["completions", "--help"][..], "Usage: uq completions"),
     ] {
         let run = uq(args, "");
         assert_eq!(run.code, 0, "{args:?}");
         assert!(run.stdout.contains(expect), "{args:?}: {}", run.stdout);
         assert_eq!(run.stderr, "", "{args:?}");
+    }
+    // The top-level help lists every command.
+    let run = uq(&["--help"], "");
+    for command in ["ask", "check", "tool", "completions"] {
+        assert!(
+            run.stdout.contains(&format!("\n  {command} ")),
+            "{command}: {}",
+            run.stdout
+        );
     }
 }
 
@@ -114,9 +124,10 @@ fn help_on_each_command() {
 fn ask_help_documents_the_keys_and_the_line_protocol() {
     let run = uq(&["ask", "--help"], "");
     for needle in [
-        "--auto POLICY",
+        "--auto <POLICY>",
+        "[possible values: first, recommended, skip]",
         "--approve-intents",
-        "--timeout SECONDS",
+        "--timeout <SECONDS>",
         "esc, ctrl-c    cancel (exit 8)",
         "space               toggle",
         "1,3 or 1 3",
@@ -131,6 +142,33 @@ fn ask_help_documents_the_keys_and_the_line_protocol() {
             run.stdout
         );
     }
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for (shell, needle) in [
+        ("bash", "_uq()"),
+        ("zsh", "#compdef uq"),
+        ("fish", "complete -c uq"),
+    ] {
+        let run = uq(&["completions", shell], "");
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        assert!(run.stdout.contains(needle), "{shell}: {}", run.stdout);
+        // Every command and the ask options are completed.
+        for word in [
+            "ask",
+            "check",
+            "tool",
+            "auto",
+            "approve-intents",
+            "recommended",
+        ] {
+            assert!(run.stdout.contains(word), "{shell} completes {word}");
+        }
+    }
+    let run = uq(&["completions", "tcsh"], "");
+    assert_fails(&run, ErrorCode::InvalidArgument, None);
+    assert!(run.stderr.contains("'tcsh'"), "{}", run.stderr);
 }
 
 #[test]
@@ -150,44 +188,52 @@ fn version_and_no_arguments() {
 fn bad_arguments_name_the_argument() {
     let confirm = example("confirm");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["frob"], "\"frob\""),
-        (vec!["ask", "--auto"], "--auto"),
-        (vec!["ask", "--auto", "maybe", &confirm], "\"maybe\""),
-        (vec!["ask", "--auto=maybe", &confirm], "\"maybe\""),
+        (vec!["frob"], "'frob'"),
+        (vec!["ask", "--auto"], "'--auto <POLICY>'"),
+        (vec!["ask", "--auto", "maybe", &confirm], "'maybe'"),
+        (vec!["ask", "--auto=maybe", &confirm], "'maybe'"),
         (
             vec!["ask", "--approve-intents", &confirm],
-            "--approve-intents",
+            "--approve-intents needs --auto POLICY",
         ),
-        (vec!["ask", "--bogus", &confirm], "\"--bogus\""),
-        (vec!["ask", &confirm, &confirm], "uq ask takes one FILE"),
-        (vec!["ask", "--timeout"], "--timeout"),
+        (vec!["ask", "--bogus", &confirm], "'--bogus'"),
+        (vec!["ask", "--aut", "first", &confirm], "'--auto'"),
+        (
+            vec!["ask", &confirm, "extra"],
+            "unexpected argument 'extra'",
+        ),
+        (vec!["ask", "--timeout"], "'--timeout <SECONDS>'"),
         (
             vec!["ask", "--timeout", "soon", &confirm],
-            "--timeout: \"soon\"",
+            "invalid value 'soon' for '--timeout <SECONDS>'",
         ),
         (
             vec!["ask", "--timeout", "-1", &confirm],
-            "--timeout: \"-1\"",
+            "invalid value '-1' for '--timeout <SECONDS>'",
         ),
-        (vec!["ask", "--timeout=0", &confirm], "--timeout: \"0\""),
+        (
+            vec!["ask", "--timeout=0", &confirm],
+            "invalid value '0' for '--timeout <SECONDS>'",
+        ),
         (
             vec!["ask", "/no/such/request.json"],
             "FILE \"/no/such/request.json\"",
         ),
-        (vec!["check", "--strict"], "\"--strict\""),
-        (vec!["check", &confirm, "extra"], "\"extra\""),
+        (vec!["check", "--strict"], "'--strict'"),
+        (vec!["check", &confirm, "extra"], "'extra'"),
         (
             vec!["check", "/no/such/request.json"],
             "FILE \"/no/such/request.json\"",
         ),
-        (vec!["tool", "extra"], "\"extra\""),
+        (vec!["tool", "extra"], "'extra'"),
     ];
     for (args, named) in cases {
         let run = uq(&args, "");
         assert_fails(&run, ErrorCode::InvalidArgument, None);
+        let last = run.stderr.lines().last().unwrap_or_default();
         assert!(
-            run.stderr.contains(named),
-            "{args:?} names {named}: {}",
+            last.contains(named),
+            "{args:?} names {named} in `CODE: message`: {}",
             run.stderr
         );
     }
