@@ -5,7 +5,7 @@
 RESULTS holds the lines every bench printed (and `META <key> <value…>` lines about the
 machine); --criterion reads the Rust medians from criterion's estimates.json files. Prints
 markdown: medians, the ratios binding / reference, identity at scale, the 100k-pending
-figures, throughput, start-up and size, and whether each target of issue 7 is met.
+figures, throughput, start-up and size, and whether each performance target is met.
 """
 
 import json

@@ -1,8 +1,8 @@
-// Types of the npm package `user-questions` (SPEC §11, Node column). Hand-written for the
+// Types of the npm package `user-questions` (docs/reference.md §11, Node column). Hand-written for the
 // JS layer in index.js; test/types.test.js checks them against the runtime exports and the
-// wire types of SPEC §2, and `tsc --noEmit` checks the TypeScript examples against them.
+// wire types of docs/reference.md §2, and `tsc --noEmit` checks the TypeScript examples against them.
 
-// ---- Wire types (SPEC §2). Optional fields are omitted when absent, never null. ----------
+// ---- Wire types (docs/reference.md §2). Optional fields are omitted when absent, never null. ----------
 
 /** One choice offered to the user. */
 export interface AskUserQuestionOption {
@@ -41,9 +41,9 @@ export interface AskUserQuestionAnswer {
   answers: AskUserQuestionAnswerItem[]
 }
 
-// ---- Errors (SPEC §10) -------------------------------------------------------------------
+// ---- Errors (docs/reference.md §10) -------------------------------------------------------------------
 
-/** SPEC §10: every code and its number (the C ABI's). */
+/** docs/reference.md §10: every code and its number (the C ABI's). */
 export declare const CODES: Readonly<{
   OK: 0
   ASK_ABORTED: 1
@@ -64,7 +64,7 @@ export declare const CODES: Readonly<{
   INTERNAL: 16
 }>
 
-/** A code name of SPEC §10. */
+/** A code name of docs/reference.md §10. */
 export type UserQuestionErrorCode = keyof typeof CODES
 
 /** The one error class: `.name === 'UserQuestionError'`, `.code`, exact `.message`. */
@@ -74,7 +74,7 @@ export declare class UserQuestionError extends Error {
   code: UserQuestionErrorCode
 }
 
-// ---- Agents (SPEC §5) ----------------------------------------------------------------------
+// ---- Agents (docs/reference.md §5) ----------------------------------------------------------------------
 
 /** An agent instance. Identity is the instance: two agents with one id are different agents. */
 export declare class Agent {
@@ -109,7 +109,7 @@ export declare class AgentRegistry {
   list(): Agent[]
 }
 
-// ---- Asking and providers (SPEC §3, §4) ------------------------------------------------
+// ---- Asking and providers (docs/reference.md §3, §4) ------------------------------------------------
 
 /** What an asker passes to `ask`. */
 export interface AskUserQuestionRequest {
@@ -141,7 +141,7 @@ export interface UserQuestionProvider {
 /** The `userQuestions` service of one context. */
 export declare class UserQuestionService {
   private constructor()
-  /** Strict answer checking (SPEC §6 on every provider answer); off by default. */
+  /** Strict answer checking (docs/reference.md §6 on every provider answer); off by default. */
   strict: boolean
   /** Whether a provider is registered. */
   readonly hasProvider: boolean
@@ -168,7 +168,7 @@ export declare class Context {
   [Symbol.dispose](): void
 }
 
-// ---- Ready-made providers (SPEC §7, §8) ------------------------------------------------
+// ---- Ready-made providers (docs/reference.md §7, §8) ------------------------------------------------
 
 /** A question waiting in an inbox. */
 export interface PendingQuestion {
@@ -212,7 +212,7 @@ export declare class AutoResponder implements UserQuestionProvider {
 }
 
 /**
- * The terminal question UI (SPEC §8): the interactive screen when stdin and stderr are
+ * The terminal question UI (docs/reference.md §8): the interactive screen when stdin and stderr are
  * terminals (and `TERM` is not `dumb`), else numbered line prompts on stderr answered from
  * stdin — decided when it is constructed. Served natively: its asks never run JS.
  */
@@ -223,7 +223,7 @@ export declare class TerminalProvider {
   readonly interactive: boolean
 }
 
-// ---- The tool (SPEC §9) and answer checking (SPEC §6) ----------------------------------
+// ---- The tool (docs/reference.md §9) and answer checking (docs/reference.md §6) ----------------------------------
 
 /** A JSON Schema object (the tool's parameters). */
 export type JsonSchema = { [key: string]: unknown }
@@ -247,7 +247,7 @@ export interface AskUserQuestionToolArgs {
   }>
 }
 
-/** A tool result (SPEC §9): never an exception. */
+/** A tool result (docs/reference.md §9): never an exception. */
 export type ToolResult =
   | {
       isError: false

@@ -57,7 +57,7 @@ export declare class NativeAutoResponder {
 export declare class NativeContext {
   /** A context with no agents and no provider. */
   constructor()
-  /** Strict answer checking (SPEC §6 on every provider answer); off by default. */
+  /** Strict answer checking (§6 on every provider answer); off by default. */
   get strict(): boolean
   /** Turns strict answer checking on or off. */
   set strict(strict: boolean)
@@ -70,7 +70,7 @@ export declare class NativeContext {
   dispose(): void
   /**
    * Starts an ask: the questions are JSON text (the `questions` value), checked by the
-   * core in SPEC §3 order; a failed check throws with its code and the provider is not
+   * core in §3 order; a failed check throws with its code and the provider is not
    * reached. Otherwise the provider is reached now and the outcome JSON
    * (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
    * settled while it started (an auto-responder's answer, a provider that fails at once),
@@ -98,7 +98,7 @@ export declare class NativeContext {
   agentKeys(): Array<number>
   /**
    * Executes the tool `ask_user_question` with arguments as JSON text and returns the
-   * tool result JSON of SPEC §9: as a string when the ask settled while it started, else
+   * tool result JSON of §9: as a string when the ask settled while it started, else
    * as a Promise that resolves with it (and never rejects).
    */
   executeTool(argsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
@@ -161,14 +161,14 @@ export declare class NativeTerminalProvider {
   get interactive(): boolean
 }
 
-/** The SPEC §10 code names in numeric order (index = number). */
+/** The §10 code names in numeric order (index = number). */
 export declare function codeNames(): Array<string>
 
-/** The tool definition `{name, description, parameters}` of SPEC §9, as JSON text. */
+/** The tool definition `{name, description, parameters}` of §9, as JSON text. */
 export declare function toolDefinitionJson(): string
 
 /**
- * Checks an answer against its questions (SPEC §6); both are JSON text.
+ * Checks an answer against its questions (§6); both are JSON text.
  *
  * Malformed questions throw `INVALID_REQUEST`; a malformed or ill-fitting answer throws
  * `BAD_ANSWER` with the reason.

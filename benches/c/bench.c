@@ -1,5 +1,5 @@
-/* C benchmarks (issue 7): the C ABI (include/user_questions.h) beside the C reference
- * (benches/reference/reference.c, the seed's ask() in C), in the same process, interleaved
+/* C benchmarks: the C ABI (include/user_questions.h) beside the C reference
+ * (benches/reference/reference.c, the original design's ask() in C), in the same process, interleaved
  * round by round. Prints `BENCH <name> <value> <unit>` lines; scripts/bench makes the table.
  *
  *   bench [--quick | --check]   (--check: only the self-check)
@@ -545,8 +545,8 @@ static void capture_ref(void *user_data, const ref_error *error, const ref_answe
   }
 }
 
-/* Before timing: the reference and the library must fail the seed's checks alike (same code,
- * same message, in the seed's order) and answer alike, or the comparison is moot. */
+/* Before timing: the reference and the library must fail the original design's checks alike (same
+ * code, same message, in its order) and answer alike, or the comparison is moot. */
 static void self_check(void) {
   static const ref_option yes_no[] = {{"Yes", NULL}, {"No", NULL}};
   static const ref_intent ship = {"plan-review", "Ship"}, yes = {"plan-review", "Yes"};

@@ -1,6 +1,6 @@
 'use strict'
-// Node benchmarks (issue 7): the package `user-questions` beside the pure-JS reference
-// (benches/reference/reference.js, the seed's ask()), in the same process, interleaved
+// Node benchmarks: the package `user-questions` beside the pure-JS reference
+// (benches/reference/reference.js, the original design's ask()), in the same process, interleaved
 // round by round. Prints `BENCH <name> <value> <unit>` lines; scripts/bench makes the table.
 //
 //   node benches/node/bench.js [--quick | --check]   (--check: only the self-check)
@@ -175,8 +175,8 @@ async function identity () {
 }
 
 /**
- * Before timing: the reference and the package must fail the seed's checks alike — same
- * code, same message, in the seed's order — and answer alike, or the comparison is moot.
+ * Before timing: the reference and the package must fail the original design's checks alike —
+ * same code, same message, in its order — and answer alike, or the comparison is moot.
  */
 async function selfCheck () {
   const plan = (extra) => [{ id: 'plan', question: 'Approve?', options: [{ label: 'Yes' }, { label: 'No' }], ...extra }]

@@ -1,5 +1,5 @@
-"""Python benchmarks (issue 7): the package ``user_questions`` beside the pure-Python
-reference (benches/reference/reference.py, the seed's ask()), in the same process,
+"""Python benchmarks: the package ``user_questions`` beside the pure-Python
+reference (benches/reference/reference.py, the original design's ask()), in the same process,
 interleaved round by round. Prints ``BENCH <name> <value> <unit>`` lines; scripts/bench makes
 the table.
 
@@ -259,8 +259,8 @@ class RefSignal:
 
 
 async def self_check():
-    """Before timing: the reference and the package must fail the seed's checks alike (same
-    code, same message, in the seed's order) and answer alike, or the comparison is moot."""
+    """Before timing: the reference and the package must fail the original design's checks alike
+    (same code, same message, in its order) and answer alike, or the comparison is moot."""
 
     def plan(**extra):
         return [

@@ -1,4 +1,4 @@
-/* The seed's ask() in C; see reference.h. */
+/* The original design's ask() in C; see reference.h. */
 #define _GNU_SOURCE
 #include "reference.h"
 
@@ -153,7 +153,7 @@ int ref_ask(ref_service *s, const ref_request *request, ref_callback callback, v
       names = strcmp(question->options[o].label, intent->approve) == 0;
     char *message = NULL;
     if (!names) {
-      /* The seed prints the label as a JSON string; plain quotes suffice for a reference. */
+      /* The original prints the label as a JSON string; plain quotes suffice for a reference. */
       if (asprintf(&message,
                    "question %s declares intent %s whose approve label \"%s\" names none of its "
                    "options",

@@ -1,6 +1,6 @@
-/* The reference a user would write instead of the library: the seed's ask(), in C.
+/* The reference a user would write instead of the library: the original design's ask(), in C.
  *
- * Faithful to the seed (/work/shared/seed): the signal check, the empty check, the agent
+ * Faithful to the original design (docs/reference.md §12): the signal check, the empty check, the agent
  * check through a registry whose roots() returns a fresh copy of the root list (O(n) in live
  * agents) that is then scanned, the intent checks, the provider check, then the provider's
  * ask. What a C user would write: plain structs (no JSON), a callback for the asynchronous
@@ -46,7 +46,7 @@ typedef struct ref_answer {
   size_t n_answers;
 } ref_answer;
 
-/* An agent instance: identity is the pointer (=== in the seed). */
+/* An agent instance: identity is the pointer (=== in the original). */
 typedef struct ref_agent {
   const char *id;
 } ref_agent;
@@ -102,7 +102,7 @@ void ref_service_destroy(ref_service *s);
 int ref_register_provider(ref_service *s, const ref_provider *provider);
 void ref_unregister_provider(ref_service *s);
 
-/* The seed's ask(): 0 when the provider was reached (the callback fires once, from the
+/* The original design's ask(): 0 when the provider was reached (the callback fires once, from the
  * provider), or -1 with *error set (free it with ref_error_free); the callback never fires. */
 int ref_ask(ref_service *s, const ref_request *request, ref_callback callback, void *user_data,
             ref_error *error);

@@ -1,7 +1,7 @@
 'use strict'
-// The reference a user would write instead of the library: the seed's ask(), in JavaScript.
+// The reference a user would write instead of the library: the original design's ask(), in JavaScript.
 //
-// Faithful to the seed (../../../shared/seed): the signal check, the empty check, the agent
+// Faithful to the original design (docs/reference.md §12): the signal check, the empty check, the agent
 // check through a registry whose roots() is an array scan (O(n) in live agents), the intent
 // checks, the provider check, then `await provider.ask(request)`. Used only by the benchmarks.
 

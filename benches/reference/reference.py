@@ -1,6 +1,6 @@
-"""The reference a user would write instead of the library: the seed's ask(), in Python.
+"""The reference a user would write instead of the library: the original design's ask(), in Python.
 
-Faithful to the seed (../../../shared/seed): the signal check, the empty check, the agent
+Faithful to the original design (docs/reference.md §12): the signal check, the empty check, the agent
 check through a registry whose roots() is a list scan (O(n) in live agents), the intent
 checks, the provider check, then `await provider.ask(request)`. Used only by the benchmarks.
 """

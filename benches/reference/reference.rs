@@ -1,6 +1,6 @@
-//! The reference a user would write instead of the library: the seed's `ask()`, in Rust.
+//! The reference a user would write instead of the library: the original design's `ask()`, in Rust.
 //!
-//! Faithful to the seed (`/work/shared/seed`): the signal check, the empty check, the agent
+//! Faithful to the original design (docs/reference.md §12): the signal check, the empty check, the agent
 //! check through a registry whose `roots()` returns a copy of the root list (O(n) in live
 //! agents) that `includes` then scans, the intent checks, the provider check, then
 //! `provider.ask(request).await`. Its own plain types (what a user would declare), a
@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// An error with the seed's code and message.
+/// An error with the original design's code and message.
 #[derive(Clone, Debug)]
 pub struct RefError {
     pub message: String,
@@ -67,7 +67,7 @@ pub struct RefAnswer {
     pub answers: Vec<RefAnswerItem>,
 }
 
-/// An agent instance; identity is the instance (`Arc::ptr_eq`), as `===` in the seed.
+/// An agent instance; identity is the instance (`Arc::ptr_eq`), as `===` in the original.
 #[derive(Clone, Debug)]
 pub struct RefAgent(Arc<String>);
 
@@ -87,7 +87,7 @@ impl PartialEq for RefAgent {
     }
 }
 
-/// An abort signal: only `aborted` is read, as in the seed.
+/// An abort signal: only `aborted` is read, as in the original.
 #[derive(Clone, Debug, Default)]
 pub struct RefSignal(Arc<AtomicBool>);
 
@@ -108,7 +108,7 @@ pub struct RefRequest {
     pub signal: Option<RefSignal>,
 }
 
-/// The agent registry the seed's `ctx.get('agents')` returns: `get(id)` from a map, `roots()`
+/// The agent registry the original's `ctx.get('agents')` returns: `get(id)` from a map, `roots()`
 /// as a fresh list.
 #[derive(Default)]
 pub struct RefAgentRegistry {

@@ -1,4 +1,4 @@
-//! Agents (SPEC §5) and the map from a live core agent back to its JS object.
+//! Agents (§5) and the map from a live core agent back to its JS object.
 //!
 //! Identity is the instance: each JS `Agent` owns one core [`Agent`] and a process-unique
 //! `key`. The core registry answers with core agents; [`AgentKeys`] turns them back into

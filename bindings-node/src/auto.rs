@@ -1,4 +1,4 @@
-//! The auto-responder (SPEC §8) for JS: answers at once by a policy.
+//! The auto-responder (§8) for JS: answers at once by a policy.
 
 use napi_derive::napi;
 use user_questions::{AutoPolicy, AutoResponder};

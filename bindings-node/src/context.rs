@@ -43,7 +43,7 @@ impl NativeContext {
         }
     }
 
-    /// Strict answer checking (SPEC §6 on every provider answer); off by default.
+    /// Strict answer checking (§6 on every provider answer); off by default.
     #[napi(getter)]
     pub fn strict(&self) -> bool {
         self.context.user_questions().is_strict()
@@ -69,7 +69,7 @@ impl NativeContext {
     }
 
     /// Starts an ask: the questions are JSON text (the `questions` value), checked by the
-    /// core in SPEC §3 order; a failed check throws with its code and the provider is not
+    /// core in §3 order; a failed check throws with its code and the provider is not
     /// reached. Otherwise the provider is reached now and the outcome JSON
     /// (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
     /// settled while it started (an auto-responder's answer, a provider that fails at once),
@@ -166,7 +166,7 @@ impl NativeContext {
     }
 
     /// Executes the tool `ask_user_question` with arguments as JSON text and returns the
-    /// tool result JSON of SPEC §9: as a string when the ask settled while it started, else
+    /// tool result JSON of §9: as a string when the ask settled while it started, else
     /// as a Promise that resolves with it (and never rejects).
     #[napi(ts_return_type = "string | Promise<string>")]
     pub fn execute_tool<'env>(

@@ -1,4 +1,4 @@
-//! The question inbox (SPEC §7) for JS UIs.
+//! The question inbox (§7) for JS UIs.
 
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};

@@ -1,8 +1,8 @@
-//! The native addon behind the npm package `user-questions` (SPEC §11, Node column).
+//! The native addon behind the npm package `user-questions` (§11, Node column).
 //!
 //! This crate only converts: JS data crosses as JSON text and is parsed by the core's own
 //! parsers (so every language reports the same `INVALID_REQUEST` paths), core errors become
-//! JS errors whose `code` is the SPEC §10 name, and core futures become Promises driven
+//! JS errors whose `code` is the §10 name, and core futures become Promises driven
 //! inline, without a runtime (see `inline`). The JS semantics — `AbortSignal`, the
 //! `UserQuestionError` class, agent identity, provider wrapping — live in the thin layer
 //! `index.js`; the classes here are its private building blocks (`Native*`), not the public
@@ -29,7 +29,7 @@ pub use context::{NativeContext, NativeRegistration};
 pub use inbox::{NativeInbox, NativeSubscription};
 pub use terminal::NativeTerminalProvider;
 
-/// The status of an error thrown to JS: the SPEC §10 code name, which napi puts in `err.code`.
+/// The status of an error thrown to JS: the §10 code name, which napi puts in `err.code`.
 #[derive(Debug, Clone, Copy)]
 pub struct Code(ErrorCode);
 
@@ -45,7 +45,7 @@ impl From<napi::Status> for Code {
     }
 }
 
-/// A napi result whose error carries a SPEC §10 code.
+/// A napi result whose error carries a §10 code.
 pub type Result<T> = napi::Result<T, Code>;
 
 /// Converts a core error into a JS error with `.code` and the exact message.
@@ -68,7 +68,7 @@ pub(crate) fn outcome_json(
     }
 }
 
-/// The SPEC §10 code names in numeric order (index = number).
+/// The §10 code names in numeric order (index = number).
 #[napi]
 pub fn code_names() -> Vec<String> {
     ErrorCode::ALL
@@ -77,13 +77,13 @@ pub fn code_names() -> Vec<String> {
         .collect()
 }
 
-/// The tool definition `{name, description, parameters}` of SPEC §9, as JSON text.
+/// The tool definition `{name, description, parameters}` of §9, as JSON text.
 #[napi]
 pub fn tool_definition_json() -> String {
     user_questions::tool::DEFINITION_JSON.to_owned()
 }
 
-/// Checks an answer against its questions (SPEC §6); both are JSON text.
+/// Checks an answer against its questions (§6); both are JSON text.
 ///
 /// Malformed questions throw `INVALID_REQUEST`; a malformed or ill-fitting answer throws
 /// `BAD_ANSWER` with the reason.

@@ -1,4 +1,4 @@
-//! The terminal provider (SPEC §8) for JS: the core's terminal question UI, served natively.
+//! The terminal provider (§8) for JS: the core's terminal question UI, served natively.
 
 use std::sync::{Arc, mpsc};
 

@@ -1,4 +1,4 @@
-// Agents (SPEC §5): identity is the instance; the registry decides who may ask.
+// Agents (§5): identity is the instance; the registry decides who may ask.
 'use strict'
 
 const { test } = require('node:test')

@@ -1,4 +1,4 @@
-// Asking (SPEC §3, §4, §11): errors, AbortSignal before and during, settlement by disposal.
+// Asking (§3, §4, §11): errors, AbortSignal before and during, settlement by disposal.
 'use strict'
 
 const { test } = require('node:test')
@@ -56,7 +56,7 @@ test('UserQuestionError is an Error with name, code and exact message', () => {
   assert.equal(String(err), 'UserQuestionError: the user cancelled ask_user_question')
 })
 
-test('CODES is exactly SPEC §10, frozen', () => {
+test('CODES is exactly §10, frozen', () => {
   assert.deepEqual(CODES, {
     OK: 0,
     ASK_ABORTED: 1,

@@ -1,4 +1,4 @@
-// Every code of SPEC §10 that JS can meet, raised through the public API. OK is the C ABI's
+// Every code of §10 that JS can meet, raised through the public API. OK is the C ABI's
 // success value and INTERNAL a panic caught at a boundary: neither is reachable on purpose.
 'use strict'
 

@@ -1,4 +1,4 @@
-// The question inbox (SPEC §7) for JS UIs.
+// The question inbox (§7) for JS UIs.
 'use strict'
 
 const { test } = require('node:test')

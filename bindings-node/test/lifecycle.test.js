@@ -1,4 +1,4 @@
-// Process lifetime (SPEC §11 Node): a registered provider keeps nothing alive when nothing
+// Process lifetime (§11 Node): a registered provider keeps nothing alive when nothing
 // is pending; ESM can import the CommonJS entry.
 'use strict'
 

@@ -1,4 +1,4 @@
-// JS providers (SPEC §3 registerProvider, §4.5): sync, async, throwing; registration rules.
+// JS providers (§3 registerProvider, §4.5): sync, async, throwing; registration rules.
 'use strict'
 
 const { test } = require('node:test')

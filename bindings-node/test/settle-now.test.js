@@ -1,4 +1,4 @@
-// Asks that settle while they start (issue 7): the native side returns their outcome at once
+// Asks that settle while they start: the native side returns their outcome at once
 // instead of a Promise; the public API is unchanged (a Promise that settles asynchronously,
 // listeners and pins released). Asks that do not settle at once become inline tasks after
 // one poll with a do-nothing waker (src/inline.rs): the races below check that no wakeup is

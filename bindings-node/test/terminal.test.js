@@ -1,4 +1,4 @@
-// The terminal provider (SPEC §8), driven the way a shell drives it: a child Node process
+// The terminal provider (§8), driven the way a shell drives it: a child Node process
 // registers a TerminalProvider with stdin piped, so it asks through the numbered line prompts
 // on stderr; the test types answer lines and reads the answer JSON on stdout. Stdin stays
 // open until the child exits, so no answer ever comes from end of input.

@@ -1,4 +1,4 @@
-// The model-facing tool `ask_user_question` (SPEC §9).
+// The model-facing tool `ask_user_question` (§9).
 'use strict'
 
 const { test } = require('node:test')
@@ -17,7 +17,7 @@ function failure(code, message) {
   }
 }
 
-test('the definition is exactly SPEC §9', () => {
+test('the definition is exactly §9', () => {
   const tool = new AskUserQuestionTool(new Context())
   assert.equal(tool.name, 'ask_user_question')
   assert.equal(tool.description, DESCRIPTION)

@@ -1,4 +1,4 @@
-// The conformance vectors of SPEC §14 (tests/vectors/README.md): every file under
+// The conformance vectors of §14 (tests/vectors/README.md): every file under
 // tests/vectors, plus those of the directory named by UQ_VECTORS_DIR when it is set.
 'use strict'
 

@@ -1,4 +1,4 @@
-//! `AbortController` / `AbortSignal` (SPEC §4, §11): the core's runtime-agnostic signals.
+//! `AbortController` / `AbortSignal` (§4, §11): the core's runtime-agnostic signals.
 
 use std::sync::Mutex;
 

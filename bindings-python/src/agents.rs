@@ -1,4 +1,4 @@
-//! `Agent` and the context's agent registry (SPEC §5).
+//! `Agent` and the context's agent registry (§5).
 //!
 //! Each Python `Agent` wraps exactly one core agent, so identity is the Python instance. The
 //! registry remembers which Python object it entered under each id, so `get`, `roots`,

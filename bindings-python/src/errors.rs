@@ -1,6 +1,6 @@
 //! `UserQuestionError` across the boundary: core errors become the Python exception class
 //! defined in `user_questions._errors`, and exceptions raised by Python providers become
-//! core errors (SPEC §4.5).
+//! core errors (§4.5).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -40,7 +40,7 @@ impl From<SeamError> for PyErr {
 /// Shorthand for native methods whose failures are core errors.
 pub(crate) type SeamResult<T> = Result<T, SeamError>;
 
-/// `CODES`: every code name → its number (SPEC §10).
+/// `CODES`: every code name → its number (§10).
 pub(crate) fn codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let dict = PyDict::new(py);
     for code in ErrorCode::ALL {
@@ -49,7 +49,7 @@ pub(crate) fn codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(dict)
 }
 
-/// What an exception raised by a provider settles the ask with (SPEC §4.5).
+/// What an exception raised by a provider settles the ask with (§4.5).
 ///
 /// A `UserQuestionError` of a known code passes through with its message; anything else is
 /// `PROVIDER_FAILED` whose message is the exception's own (`str(exc)`), or its type name

@@ -1,4 +1,4 @@
-//! The question inbox (SPEC §7), the auto-responder (§8) and answer checking (§6).
+//! The question inbox (§7), the auto-responder (§8) and answer checking (§6).
 
 use pyo3::prelude::*;
 use user_questions::{
@@ -164,7 +164,7 @@ impl PyAutoResponder {
     }
 }
 
-/// Checks `answer` against `questions` (SPEC §6): returns None when it fits, raises
+/// Checks `answer` against `questions` (§6): returns None when it fits, raises
 /// `UserQuestionError` `BAD_ANSWER` with the reason otherwise (`INVALID_REQUEST` for
 /// malformed questions).
 #[pyfunction]

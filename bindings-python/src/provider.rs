@@ -1,4 +1,4 @@
-//! Python providers (SPEC §4, §11): any object with an `ask(request)` method that returns an
+//! Python providers (§4, §11): any object with an `ask(request)` method that returns an
 //! answer dict or an awaitable of one.
 //!
 //! `ask` is called with the GIL on the asking thread. An awaitable runs as an asyncio task on

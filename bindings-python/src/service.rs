@@ -1,4 +1,4 @@
-//! The context and its user-questions service (SPEC §3, §4, §11): asking, providers, the tool.
+//! The context and its user-questions service (§3, §4, §11): asking, providers, the tool.
 
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use crate::provider::PyProvider;
 use crate::terminal::PyTerminalProvider;
 
 /// One context's core state, shared by the context, its service and its registry; the last
-/// of them to go disposes it (SPEC §4.4).
+/// of them to go disposes it (§4.4).
 pub(crate) struct Shared {
     context: Context,
     agents: Arc<AgentMap>,
@@ -100,7 +100,7 @@ fn answer_completion(outcome: Result<AskUserQuestionAnswer, UserQuestionError>) 
     })
 }
 
-/// The tool result dict of SPEC §9.
+/// The tool result dict of §9.
 fn tool_completion(result: ToolResult) -> Completion {
     Box::new(move |py| Ok(to_py(py, &result.to_value())?.unbind()))
 }
@@ -159,7 +159,7 @@ fn request_of(request: &Bound<'_, PyAny>) -> Result<AskUserQuestionRequest, User
 
 #[pymethods]
 impl PyService {
-    /// Runs the checks of SPEC §3 and reaches the provider now. Returns the answer dict when
+    /// Runs the checks of §3 and reaches the provider now. Returns the answer dict when
     /// the ask settled at once (raises its error), else an asyncio future of the answer;
     /// cancelling that future withdraws the ask.
     fn ask<'py>(
@@ -174,7 +174,7 @@ impl PyService {
         settle_or_drive(event_loop, async move { answer_completion(pending.await) })
     }
 
-    /// Executes the tool `ask_user_question` (SPEC §9); returns the tool result dict when it
+    /// Executes the tool `ask_user_question` (§9); returns the tool result dict when it
     /// settled at once, else an asyncio future of it. Never fails with a seam error. `args`
     /// may be JSON text.
     #[pyo3(signature = (args, agent = None, signal = None))]
@@ -241,7 +241,7 @@ impl PyService {
         self.service().has_provider()
     }
 
-    /// Strict answer checking (SPEC §6 on every provider answer); off by default.
+    /// Strict answer checking (§6 on every provider answer); off by default.
     #[getter]
     fn get_strict(&self) -> bool {
         self.service().is_strict()
@@ -294,7 +294,7 @@ impl PyProviderRegistration {
     }
 }
 
-/// The tool definition `{name, description, parameters}` (SPEC §9), a fresh dict.
+/// The tool definition `{name, description, parameters}` (§9), a fresh dict.
 #[pyfunction]
 pub(crate) fn tool_definition(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     to_py(py, &tool::definition())

@@ -1,4 +1,4 @@
-//! The terminal provider (SPEC §8), served natively: its asks never cross into Python.
+//! The terminal provider (§8), served natively: its asks never cross into Python.
 //!
 //! The core's [`TerminalProvider`] answers on a terminal thread of its own, which is no
 //! Python thread. Waking the asker's asyncio loop takes the GIL, and a foreign thread that

@@ -1,4 +1,4 @@
-"""Agents and the registry (SPEC §5): identity is the Python instance."""
+"""Agents and the registry (§5): identity is the Python instance."""
 
 from __future__ import annotations
 

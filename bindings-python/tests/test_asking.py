@@ -402,7 +402,7 @@ def test_the_interpreter_exits_cleanly_right_after_asking(tmp_path: Any) -> None
 
 
 async def test_every_code_reachable_from_python_is_raised() -> None:
-    """All of SPEC §10 but OK (C only) and INTERNAL (a Rust panic at a boundary)."""
+    """All of §10 but OK (C only) and INTERNAL (a Rust panic at a boundary)."""
     seen = set()
 
     async def catch(awaitable_or_call: Any) -> None:

@@ -1,4 +1,4 @@
-"""The question inbox (SPEC §7) from Python: pending questions answered by a UI on another
+"""The question inbox (§7) from Python: pending questions answered by a UI on another
 task or thread, events to subscribers."""
 
 from __future__ import annotations

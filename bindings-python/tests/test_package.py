@@ -15,7 +15,7 @@ PACKAGE = Path(uq.__file__).resolve().parent
 ALLOWLIST = Path(__file__).resolve().parents[1] / "stubtest-allowlist.txt"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 
-# SPEC §10, copied by hand: CODES must equal it exactly.
+# §10, copied by hand: CODES must equal it exactly.
 SPEC_CODES = {
     "OK": 0,
     "ASK_ABORTED": 1,

@@ -1,4 +1,4 @@
-"""The terminal provider (SPEC §8), driven the way a shell drives it: a child Python process
+"""The terminal provider (§8), driven the way a shell drives it: a child Python process
 registers a ``TerminalProvider`` with stdin piped, so it asks through the numbered line
 prompts on stderr; the test types answer lines and reads the answer JSON on stdout."""
 
@@ -229,7 +229,7 @@ def test_line_prompts_answer_single_and_multi_select_with_custom_text(
     child.type("my text\n")
     assert child.finish() == [ANSWER]
     assert child.stderr() == PKG_PROMPT + CHECKS_PROMPT + "Your answer> "
-    # The answer is the wire answer of SPEC §2, and it fits its questions.
+    # The answer is the wire answer of §2, and it fits its questions.
     uq.validate_answer(json.loads(MULTI_SELECT.read_text())["questions"], json.loads(ANSWER))
 
 

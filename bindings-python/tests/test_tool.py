@@ -1,4 +1,4 @@
-"""The model-facing tool (SPEC §9) from Python."""
+"""The model-facing tool (§9) from Python."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The conformance vectors of SPEC §14 (tests/vectors, plus $UQ_VECTORS_DIR), run through the
+"""The conformance vectors of §14 (tests/vectors, plus $UQ_VECTORS_DIR), run through the
 Python surface. Each ask case whose provider answers or fails runs twice: with a synchronous
 and with an asynchronous Python provider."""
 

@@ -1,6 +1,6 @@
-//! `uq`: ask a person from a shell script (SPEC §15).
+//! `uq`: ask a person from a shell script (§15).
 //!
-//! Exit status: 0 on success, otherwise the number of the error's code (SPEC §10); failures
+//! Exit status: 0 on success, otherwise the number of the error's code (§10); failures
 //! print `CODE: message` on stderr. Arguments are parsed by clap, so `--help`, the argument
 //! errors and the shell completions (`uq completions SHELL`) come from the definitions below.
 

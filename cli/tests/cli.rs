@@ -1,4 +1,4 @@
-//! `uq` as a shell script sees it (SPEC §15): stdout, stderr and the exit status, which is 0
+//! `uq` as a shell script sees it (§15): stdout, stderr and the exit status, which is 0
 //! or the number of the error's code (§10). No terminal here: interactive asking falls back
 //! to line prompts on stderr answered from stdin.
 

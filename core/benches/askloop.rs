@@ -1,4 +1,4 @@
-//! A bare loop of asks for profilers (issue 7): no harness, no statistics, just `N` asks of
+//! A bare loop of asks for profilers: no harness, no statistics, just `N` asks of
 //! one kind, so `perf record` or `valgrind --tool=callgrind` see only the seam.
 //!
 //! `cargo bench -p user-questions --bench askloop -- [auto|rust|inbox|identity] [N]`

@@ -1,4 +1,4 @@
-//! Scale figures (issue 7): memory per pending ask, `pending()` and settle times for 100,000
+//! Scale figures: memory per pending ask, `pending()` and settle times for 100,000
 //! waiting asks, threads per ask, and throughput with 4 asking and 4 answering threads.
 //!
 //! `cargo bench -p user-questions --bench scale` prints `BENCH <name> <value> <unit>` lines.

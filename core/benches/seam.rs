@@ -1,5 +1,5 @@
-//! Per-ask overhead and identity at scale (issue 7), with criterion: the core beside the
-//! reference a user would write instead (`benches/reference/reference.rs`, the seed's `ask()`
+//! Per-ask overhead and identity at scale, with criterion: the core beside the
+//! reference a user would write instead (`benches/reference/reference.rs`, the original design's `ask()`
 //! in Rust), in the same process.
 //!
 //! `cargo bench -p user-questions --bench seam`; `scripts/bench` runs it with the other
@@ -175,8 +175,8 @@ fn plan(detail: Option<&str>, approve: &str) -> (Vec<AskUserQuestionItem>, Vec<R
     (ours, theirs)
 }
 
-/// Before timing: the reference and the core must fail the seed's checks alike — same code,
-/// same message, in the seed's order — and answer alike, or the comparison is moot.
+/// Before timing: the reference and the core must fail the original design's checks alike — same
+/// code, same message, in its order — and answer alike, or the comparison is moot.
 fn self_check() {
     let ctx = Context::new();
     let (root, child) = (Agent::new("root"), Agent::new("child"));

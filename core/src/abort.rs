@@ -1,4 +1,4 @@
-//! Runtime-agnostic abort signals (SPEC §4): usable from any executor and any thread.
+//! Runtime-agnostic abort signals (§4): usable from any executor and any thread.
 
 use std::collections::BTreeMap;
 use std::fmt;

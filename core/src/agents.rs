@@ -1,4 +1,4 @@
-//! Agents and the registry that decides who may ask (SPEC §5).
+//! Agents and the registry that decides who may ask (§5).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Answer checking (SPEC §6): does an answer fit its questions?
+//! Answer checking (§6): does an answer fit its questions?
 
 use std::collections::HashSet;
 

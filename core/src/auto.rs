@@ -1,4 +1,4 @@
-//! The auto-responder (SPEC §8): answers at once, for tests, evals and headless runs.
+//! The auto-responder (§8): answers at once, for tests, evals and headless runs.
 
 use std::fmt;
 use std::str::FromStr;

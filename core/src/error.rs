@@ -1,4 +1,4 @@
-//! The closed set of error codes (SPEC §10) and the one error type every surface carries.
+//! The closed set of error codes (§10) and the one error type every surface carries.
 
 use std::fmt;
 
@@ -26,7 +26,7 @@ pub enum ErrorCode {
     AskCancelled = 8,
     /// Malformed input, duplicate ids or labels, or bad tool arguments.
     InvalidRequest = 9,
-    /// An answer does not fit its questions (SPEC §6).
+    /// An answer does not fit its questions (§6).
     BadAnswer = 10,
     /// The provider failed.
     ProviderFailed = 11,
@@ -136,7 +136,7 @@ pub struct UserQuestionError {
 /// Shorthand for results whose error is a [`UserQuestionError`].
 pub type Result<T, E = UserQuestionError> = std::result::Result<T, E>;
 
-/// The exact messages of SPEC §3, §4 and §7 that do not depend on input.
+/// The exact messages of §3, §4 and §7 that do not depend on input.
 pub mod messages {
     /// §3 #1 and §4.1.
     pub const ASK_ABORTED: &str = "ask_user_question was aborted before the user answered";
@@ -231,7 +231,7 @@ impl UserQuestionError {
 mod tests {
     use super::*;
 
-    /// SPEC §10, copied by hand: the set of codes must equal it exactly.
+    /// §10, copied by hand: the set of codes must equal it exactly.
     const SPEC_TABLE: [(u32, &str); 17] = [
         (0, "OK"),
         (1, "ASK_ABORTED"),

@@ -1,4 +1,4 @@
-//! The question inbox (SPEC §7): a ready-made provider whose asks wait as pending questions,
+//! The question inbox (§7): a ready-made provider whose asks wait as pending questions,
 //! settled later by ticket from any thread (a web page, a chat bot, a C host).
 
 use std::collections::{BTreeMap, VecDeque};

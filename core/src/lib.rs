@@ -3,7 +3,7 @@
 //! The one place where an AI agent stops a tool call and asks the human. An asker calls
 //! [`UserQuestionService::ask`] with a batch of questions; exactly one provider per
 //! [`Context`] shows them and returns the answer. The seam validates every request before a
-//! provider sees it (SPEC §3), admits only the exact live runtime-root agent (§5), and
+//! provider sees it (§3), admits only the exact live runtime-root agent (§5), and
 //! settles every ask exactly once (§4).
 //!
 //! ```
@@ -44,7 +44,7 @@ pub mod tool;
 pub mod types;
 pub mod validate;
 
-/// The tool `ask_user_question` (SPEC §9), under the name the spec uses.
+/// The tool `ask_user_question` (§9), under the name the spec uses.
 pub use tool as ask_user_question;
 
 pub use abort::{AbortController, AbortListener, AbortSignal, Aborted};

@@ -1,4 +1,4 @@
-//! Sane maximums for input (SPEC §3 well-formedness): input beyond them fails
+//! Sane maximums for input (§3 well-formedness): input beyond them fails
 //! `INVALID_REQUEST` naming the path, instead of exhausting memory.
 //!
 //! They apply to every request, whatever surface it came from (JSON text, untyped values,

@@ -1,4 +1,4 @@
-//! The seam (SPEC §3, §4): one provider per context, validation before the provider, and
+//! The seam (§3, §4): one provider per context, validation before the provider, and
 //! exactly-once settlement of every ask.
 
 use std::any::Any;

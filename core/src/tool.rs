@@ -1,4 +1,4 @@
-//! The model-facing tool `ask_user_question` (SPEC §9): its definition and its execution.
+//! The model-facing tool `ask_user_question` (§9): its definition and its execution.
 
 use std::future::Future;
 use std::sync::OnceLock;

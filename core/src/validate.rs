@@ -1,4 +1,4 @@
-//! The checks of SPEC §3 that depend only on the questions (#2 and #5a–#5c).
+//! The checks of §3 that depend only on the questions (#2 and #5a–#5c).
 
 use std::collections::HashSet;
 

@@ -1,4 +1,4 @@
-//! Property tests (issue 8): wire round-trips, answer checking against the auto-responder,
+//! Property tests: wire round-trips, answer checking against the auto-responder,
 //! and the order of §3's checks.
 
 use std::collections::BTreeSet;

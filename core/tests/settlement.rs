@@ -1,4 +1,4 @@
-//! SPEC §3 and §4 through the Rust API: validation before the provider, and every ask
+//! §3 and §4 through the Rust API: validation before the provider, and every ask
 //! settling exactly once — by answer, abort, disposal, failure or panic.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! Stress (issue 8): 8 threads, 100,000 asks in all (UQ_STRESS_ASKS to change), against
+//! Stress: 8 threads, 100,000 asks in all (UQ_STRESS_ASKS to change), against
 //! inboxes, with random aborts, answers from several threads, provider re-registration,
 //! agent exits and context drops. The accounting: every ask settles exactly once with a code
 //! the spec allows, no ask outlives its context, and `pending()` ends empty.

@@ -1,4 +1,4 @@
-//! The conformance vectors of SPEC §14, run against the Rust core.
+//! The conformance vectors of §14, run against the Rust core.
 //!
 //! Runs every case of `tests/vectors/` (ask cases in `*.json`, tool cases in `tool/*.json`,
 //! inbox cases in `inbox/*.json`, format in `tests/vectors/README.md`) and, when the
@@ -29,7 +29,7 @@ use user_questions::{
 /// How long one case may take before it is reported as never settling.
 const CASE_DEADLINE: Duration = Duration::from_secs(10);
 
-/// The minimum number of ask cases in this repository's own vectors (issue 2, item 12).
+/// The minimum number of ask cases in this repository's own vectors.
 const MIN_OWN_ASK_CASES: usize = 60;
 
 /// The three kinds of case, by directory.

@@ -7,7 +7,7 @@ use user_questions::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
 };
 
-/// The suffix that marks a recommended option (SPEC §2).
+/// The suffix that marks a recommended option (§2).
 pub(crate) const RECOMMENDED_SUFFIX: &str = " (Recommended)";
 
 /// One row of a question's list, in display order.

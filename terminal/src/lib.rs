@@ -1,6 +1,6 @@
 //! # user-questions-terminal
 //!
-//! The terminal question UI of SPEC §8: register one [`TerminalProvider`] and every ask of a
+//! The terminal question UI of §8: register one [`TerminalProvider`] and every ask of a
 //! [`user_questions::Context`] is shown in the terminal — the header as a tag, the question,
 //! its detail (a plan review shows the plan, approve first), options with descriptions, a
 //! *Recommended* badge, *Other* for free text and *Skip* — with arrow, `j`/`k`, number, space,

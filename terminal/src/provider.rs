@@ -124,7 +124,7 @@ impl Drop for Shared {
     }
 }
 
-/// The terminal question UI of SPEC §8, as a [`UserQuestionProvider`].
+/// The terminal question UI of §8, as a [`UserQuestionProvider`].
 ///
 /// Each batch is shown one question at a time: the header as a tag, the position (`2/3`), the
 /// question, its `detail` apart from the options (for a `plan-review` intent: as the plan, the

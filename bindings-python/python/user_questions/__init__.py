@@ -5,7 +5,7 @@ exactly one provider per :class:`Context` (any object with an ``ask(request)`` m
 :class:`QuestionInbox`, an :class:`AutoResponder`, a :class:`TerminalProvider`) shows the
 questions and returns the answer. The seam validates every request before a provider sees
 it, admits only the exact live runtime-root agent, and settles every ask exactly once. The
-behaviour is the Rust core's (SPEC.md); this package is a thin asyncio-native layer over it.
+behaviour is the Rust core's (docs/reference.md); this package is a thin asyncio-native layer over it.
 """
 
 from __future__ import annotations

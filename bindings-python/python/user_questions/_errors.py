@@ -1,4 +1,4 @@
-"""The one exception class of the seam (SPEC §10). Kept free of the native module so the
+"""The one exception class of the seam (§10). Kept free of the native module so the
 native code can import it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ __all__ = ["UserQuestionError", "EventLoopThreadError"]
 class UserQuestionError(Exception):
     """An ask, a registration or an inbox operation failed.
 
-    ``code`` is the stable name of SPEC §10 (``"NO_PROVIDER"``, ...), ``message`` the
+    ``code`` is the stable name of §10 (``"NO_PROVIDER"``, ...), ``message`` the
     human-readable text. A provider may raise one: a known code passes through to the asker
     unchanged (e.g. ``ASK_CANCELLED`` when the user dismissed the question).
     """
