@@ -26,7 +26,7 @@ fn main() {
     // value from C would be undefined behaviour in Rust); C sees the enum type, which has the
     // same size and passing convention.
     let text = text.replace("uq_code_name(uint32_t code)", "uq_code_name(uq_code code)");
-    // Tagged as in SPEC §13, so C++ can forward-declare them; signatures keep the typedefs.
+    // Tagged as in §13, so C++ can forward-declare them; signatures keep the typedefs.
     let text = text
         .replacen("typedef enum {", "typedef enum uq_code {", 1)
         .replacen("typedef struct {", "typedef struct uq_provider {", 1);

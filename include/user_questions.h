@@ -1,5 +1,5 @@
 /*
- * user-questions: the C ABI (SPEC section 13).
+ * user-questions: the C ABI (docs/reference.md §13).
  *
  * The seam where an AI agent stops a tool call and asks the human. Every function is
  * thread-safe, checks its pointers and UTF-8 (UQ_INVALID_ARGUMENT) and catches panics
@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-// A result code of the C ABI: the numbers of SPEC §10, never changed or reused.
+// A result code of the C ABI: the numbers of docs/reference.md §10, never changed or reused.
 typedef enum uq_code {
   // Success.
   UQ_OK = 0,
@@ -47,7 +47,7 @@ typedef enum uq_code {
   UQ_ASK_CANCELLED = 8,
   // Malformed input, duplicate question ids or option labels, bad tool arguments.
   UQ_INVALID_REQUEST = 9,
-  // An answer does not fit its questions (SPEC §6).
+  // An answer does not fit its questions (docs/reference.md §6).
   UQ_BAD_ANSWER = 10,
   // The provider failed.
   UQ_PROVIDER_FAILED = 11,
@@ -80,7 +80,7 @@ typedef struct uq_context uq_context;
 // the call. Called exactly once, on the thread that settled the ask.
 typedef void (*uq_ask_callback)(void *user_data, uq_code code, const char *json);
 
-// A provider implemented in C. It is an inbox (SPEC §7): it is told of each pending question
+// A provider implemented in C. It is an inbox (docs/reference.md §7): it is told of each pending question
 // and settles it later by ticket with `uq_answer`, `uq_cancel` or `uq_fail`, from any thread
 // (also from inside `ask`).
 typedef struct uq_provider {
@@ -120,7 +120,7 @@ void uq_string_free(char *s);
 // the library panicked.
 uq_context *uq_context_new(void);
 
-// Disposes the context's provider, then frees the context (SPEC §4.4).
+// Disposes the context's provider, then frees the context (docs/reference.md §4.4).
 //
 // Every ask still waiting settles `UQ_ASK_ABORTED` ("the user-questions provider was disposed
 // before the user answered"): each C provider's `withdraw` fires for its pending tickets,
@@ -182,7 +182,7 @@ bool uq_abort_is_triggered(const uq_abort *abort);
 // ignored.
 void uq_abort_free(uq_abort *abort);
 
-// Asks the context's provider (SPEC §3): `request_json` is `{"questions":[…]}`; `agent`
+// Asks the context's provider (docs/reference.md §3): `request_json` is `{"questions":[…]}`; `agent`
 // (the caller, which must be a live runtime root) and `abort` may be NULL.
 //
 // Returns `UQ_OK` when the ask reached the provider: `callback` then fires exactly once —
@@ -190,7 +190,7 @@ void uq_abort_free(uq_abort *abort);
 // `ask`), possibly later on another thread (the thread that calls `uq_answer`/`uq_cancel`/
 // `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`). Any other
 // return: the ask failed before the provider and the callback never fires. The checks run
-// in the order of SPEC §3: `UQ_INVALID_REQUEST` (malformed JSON, or duplicate ids/labels),
+// in the order of docs/reference.md §3: `UQ_INVALID_REQUEST` (malformed JSON, or duplicate ids/labels),
 // `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`, `UQ_DELEGATED_CALLER`,
 // `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL `ctx`/`request_json`/
 // `callback`, invalid UTF-8, or a foreign or freed handle. No thread is created.
@@ -250,7 +250,7 @@ uq_code uq_unregister_provider(uq_context *ctx, uint64_t registration);
 
 // Answers the pending question `ticket` with `answer_json` = `{"answers":[…]}`; the asker's
 // callback fires with it (on this thread, before this returns, unless the asker is `uq_ask_wait`
-// on another thread). The answer is checked against its questions (SPEC §6).
+// on another thread). The answer is checked against its questions (docs/reference.md §6).
 //
 // Returns `UQ_OK`; `UQ_BAD_ANSWER` when the answer is malformed or does not fit (the
 // question stays pending); `UQ_ALREADY_RESOLVED` for a settled ticket; `UQ_NOT_PENDING` for a
@@ -286,7 +286,7 @@ uq_code uq_fail(uq_context *ctx, uint64_t ticket, const char *message);
 // `out_json` is NULL or writable.
 uq_code uq_pending(uq_context *ctx, char **out_json);
 
-// Registers the built-in auto-responder (SPEC §8), which answers every ask at once (before
+// Registers the built-in auto-responder (docs/reference.md §8), which answers every ask at once (before
 // `uq_ask` returns). `policy` is `"first"`, `"recommended"` or `"skip"`; it never approves an
 // intent question (a plan review) unless `approve_intents`. `*out_registration` receives its
 // id, for `uq_unregister_provider`.
@@ -302,7 +302,7 @@ uq_code uq_register_auto_responder(uq_context *ctx,
                                    bool approve_intents,
                                    uint64_t *out_registration);
 
-// Registers the terminal provider (SPEC §8): each ask is shown on this process's terminal —
+// Registers the terminal provider (docs/reference.md §8): each ask is shown on this process's terminal —
 // the interactive screen (keys from stdin, drawing on stderr) when stdin and stderr are TTYs
 // and `TERM` is not `dumb`, else numbered line prompts on stderr answered line by line from
 // stdin (a number, `1,3` for multi-select, `o` then a line for your own answer, empty to

@@ -1,4 +1,4 @@
-//! `uq_abort`: an abort controller whose signal withdraws asks (SPEC §4.1).
+//! `uq_abort`: an abort controller whose signal withdraws asks (§4.1).
 
 use user_questions::AbortController;
 

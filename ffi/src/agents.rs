@@ -1,4 +1,4 @@
-//! `uq_agent` handles and the context's agent registry (SPEC §5).
+//! `uq_agent` handles and the context's agent registry (§5).
 
 use std::ffi::{CString, c_char};
 

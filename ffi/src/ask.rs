@@ -1,4 +1,4 @@
-//! `uq_ask` and `uq_ask_wait`: asking from C (SPEC §3, §4).
+//! `uq_ask` and `uq_ask_wait`: asking from C (§3, §4).
 
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex};
@@ -93,7 +93,7 @@ unsafe fn start(
     })
 }
 
-/// Asks the context's provider (SPEC §3): `request_json` is `{"questions":[…]}`; `agent`
+/// Asks the context's provider (docs/reference.md §3): `request_json` is `{"questions":[…]}`; `agent`
 /// (the caller, which must be a live runtime root) and `abort` may be NULL.
 ///
 /// Returns `UQ_OK` when the ask reached the provider: `callback` then fires exactly once —
@@ -101,7 +101,7 @@ unsafe fn start(
 /// `ask`), possibly later on another thread (the thread that calls `uq_answer`/`uq_cancel`/
 /// `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`). Any other
 /// return: the ask failed before the provider and the callback never fires. The checks run
-/// in the order of SPEC §3: `UQ_INVALID_REQUEST` (malformed JSON, or duplicate ids/labels),
+/// in the order of docs/reference.md §3: `UQ_INVALID_REQUEST` (malformed JSON, or duplicate ids/labels),
 /// `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`, `UQ_DELEGATED_CALLER`,
 /// `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL `ctx`/`request_json`/
 /// `callback`, invalid UTF-8, or a foreign or freed handle. No thread is created.

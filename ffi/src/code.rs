@@ -1,10 +1,10 @@
-//! `uq_code` (SPEC §10), `uq_version`, `uq_code_name`.
+//! `uq_code` (§10), `uq_version`, `uq_code_name`.
 
 use std::ffi::{CStr, c_char};
 
 use user_questions::{ErrorCode, UserQuestionError};
 
-/// A result code of the C ABI: the numbers of SPEC §10, never changed or reused.
+/// A result code of the C ABI: the numbers of docs/reference.md §10, never changed or reused.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum uq_code {
@@ -28,7 +28,7 @@ pub enum uq_code {
     UQ_ASK_CANCELLED = 8,
     /// Malformed input, duplicate question ids or option labels, bad tool arguments.
     UQ_INVALID_REQUEST = 9,
-    /// An answer does not fit its questions (SPEC §6).
+    /// An answer does not fit its questions (docs/reference.md §6).
     UQ_BAD_ANSWER = 10,
     /// The provider failed.
     UQ_PROVIDER_FAILED = 11,
@@ -83,7 +83,7 @@ pub(crate) fn code_of(result: Result<(), UserQuestionError>) -> uq_code {
     }
 }
 
-/// The names of SPEC §10, NUL-terminated, indexed by number.
+/// The names of docs/reference.md §10, NUL-terminated, indexed by number.
 const NAMES: [&CStr; 17] = [
     c"OK",
     c"ASK_ABORTED",

@@ -47,7 +47,7 @@ pub extern "C" fn uq_context_new() -> *mut uq_context {
     })
 }
 
-/// Disposes the context's provider, then frees the context (SPEC §4.4).
+/// Disposes the context's provider, then frees the context (docs/reference.md §4.4).
 ///
 /// Every ask still waiting settles `UQ_ASK_ABORTED` ("the user-questions provider was disposed
 /// before the user answered"): each C provider's `withdraw` fires for its pending tickets,

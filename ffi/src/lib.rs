@@ -1,8 +1,8 @@
-//! The C ABI of user-questions (SPEC §13): converts JSON and handles, and drives the core's
+//! The C ABI of user-questions (§13): converts JSON and handles, and drives the core's
 //! futures with a small inline executor. The header `include/user_questions.h` is generated
 //! from this crate by the pinned cbindgen (see `build.rs`).
 //!
-//! Conventions (STYLE.md, "The C ABI"): every exported body runs inside [`ffi_boundary!`],
+//! Conventions: every exported body runs inside [`ffi_boundary!`],
 //! which turns a panic into `UQ_INTERNAL` (or the function's documented default); every
 //! pointer is checked; C strings are checked UTF-8; handles are looked up in a table of live
 //! handles, so a NULL, foreign or freed handle is `UQ_INVALID_ARGUMENT` instead of a crash.

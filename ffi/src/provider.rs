@@ -1,4 +1,4 @@
-//! Providers from C (SPEC §7, §8): the context's question inbox forwards each ask to the C
+//! Providers from C (§7, §8): the context's question inbox forwards each ask to the C
 //! callbacks and is settled by ticket; and the built-in auto-responder.
 
 use std::ffi::{c_char, c_void};
@@ -19,7 +19,7 @@ use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::{borrow_str, owned, require_out, transient};
 
-/// A provider implemented in C. It is an inbox (SPEC §7): it is told of each pending question
+/// A provider implemented in C. It is an inbox (docs/reference.md §7): it is told of each pending question
 /// and settles it later by ticket with `uq_answer`, `uq_cancel` or `uq_fail`, from any thread
 /// (also from inside `ask`).
 #[repr(C)]
@@ -226,7 +226,7 @@ fn write_reason(result: &Result<()>, out_reason: *mut *mut c_char) {
 
 /// Answers the pending question `ticket` with `answer_json` = `{"answers":[…]}`; the asker's
 /// callback fires with it (on this thread, before this returns, unless the asker is `uq_ask_wait`
-/// on another thread). The answer is checked against its questions (SPEC §6).
+/// on another thread). The answer is checked against its questions (docs/reference.md §6).
 ///
 /// Returns `UQ_OK`; `UQ_BAD_ANSWER` when the answer is malformed or does not fit (the
 /// question stays pending); `UQ_ALREADY_RESOLVED` for a settled ticket; `UQ_NOT_PENDING` for a
@@ -317,7 +317,7 @@ pub unsafe extern "C" fn uq_pending(ctx: *mut uq_context, out_json: *mut *mut c_
     })
 }
 
-/// Registers the built-in auto-responder (SPEC §8), which answers every ask at once (before
+/// Registers the built-in auto-responder (docs/reference.md §8), which answers every ask at once (before
 /// `uq_ask` returns). `policy` is `"first"`, `"recommended"` or `"skip"`; it never approves an
 /// intent question (a plan review) unless `approve_intents`. `*out_registration` receives its
 /// id, for `uq_unregister_provider`.
@@ -347,7 +347,7 @@ pub unsafe extern "C" fn uq_register_auto_responder(
     })
 }
 
-/// Registers the terminal provider (SPEC §8): each ask is shown on this process's terminal —
+/// Registers the terminal provider (docs/reference.md §8): each ask is shown on this process's terminal —
 /// the interactive screen (keys from stdin, drawing on stderr) when stdin and stderr are TTYs
 /// and `TERM` is not `dumb`, else numbered line prompts on stderr answered line by line from
 /// stdin (a number, `1,3` for multi-select, `o` then a line for your own answer, empty to

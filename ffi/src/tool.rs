@@ -1,4 +1,4 @@
-//! The model-facing tool `ask_user_question` (SPEC §9).
+//! The model-facing tool `ask_user_question` (§9).
 
 use std::ffi::{CString, c_char, c_void};
 use std::sync::LazyLock;

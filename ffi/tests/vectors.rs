@@ -1,4 +1,4 @@
-//! The conformance vectors of SPEC §14, run through the C ABI.
+//! The conformance vectors of §14, run through the C ABI.
 //!
 //! Runs every case of `tests/vectors/` (and of `UQ_VECTORS_DIR`, when set), whatever files
 //! are present, through the `extern "C"` functions: `uq_context_new`, `uq_agent_new`,
