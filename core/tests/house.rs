@@ -1,7 +1,8 @@
 //! The repository is self-contained: every tracked file stands on its own.
 //!
 //! Over every file `git ls-files` lists:
-//! - no text names a path outside the repository or a document that is not in it;
+//! - no text names a path outside the repository or a document that is not in it (sections
+//!   are cited as `§N`, or `docs/reference.md §N` where a reader may not know the file);
 //! - every section it cites (`§N`, `§N.M`) is a section of `docs/reference.md`
 //!   (for `§N.M`, section `§N` must exist: `M` is an item within it);
 //! - the licence files, the changelog and the contributing guide exist.
@@ -66,6 +67,8 @@ fn forbidden() -> Vec<String> {
         ["SPEC", ".md"].concat(),
         ["shared", "/spec"].concat(),
         ["STYLE", ".md"].concat(),
+        ["SPEC", " §"].concat(),
+        ["SPEC", " section"].concat(),
     ]
 }
 
