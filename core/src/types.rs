@@ -1,4 +1,4 @@
-//! Wire types (SPEC §2): defined once, serialized the same way by every surface.
+//! Wire types (§2): defined once, serialized the same way by every surface.
 //!
 //! Field names are camelCase; an absent optional field is omitted, never `null`; unknown
 //! input fields are ignored. Parsing from untyped JSON goes through [`parse_questions`],

@@ -62,10 +62,10 @@ __all__ = [
 
 __version__: str = _native.__version__
 
-#: Every error code name → its number (SPEC §10; the numbers are the C ABI's).
+#: Every error code name → its number (§10; the numbers are the C ABI's).
 CODES: Dict[str, int] = dict(_native.CODES)
 
-#: A question, an answer, a tool result: plain dicts with the wire keys of SPEC §2.
+#: A question, an answer, a tool result: plain dicts with the wire keys of §2.
 Question = Dict[str, Any]
 Answer = Dict[str, Any]
 ToolResult = Dict[str, Any]
@@ -228,7 +228,7 @@ class UserQuestionService:
     async def ask(self, request: Request) -> Answer:
         """Asks the registered provider and returns the answer dict.
 
-        Runs the checks of SPEC §3 in order (the provider is not reached when one fails) and
+        Runs the checks of §3 in order (the provider is not reached when one fails) and
         raises :class:`UserQuestionError` with the failing code. Cancelling the awaiting
         task (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) withdraws the ask: the
         provider's signal fires and its task is cancelled.
@@ -296,7 +296,7 @@ class UserQuestionService:
 
     @property
     def strict(self) -> bool:
-        """Strict answer checking: every provider answer is checked (SPEC §6). Off by default."""
+        """Strict answer checking: every provider answer is checked (§6). Off by default."""
         return self._native.strict
 
     @strict.setter
@@ -344,7 +344,7 @@ _DEFINITION: Dict[str, Any] = _native.tool_definition()
 
 
 class AskUserQuestionTool:
-    """The model-facing tool ``ask_user_question`` (SPEC §9) over a context."""
+    """The model-facing tool ``ask_user_question`` (§9) over a context."""
 
     __slots__ = ("_service",)
 
