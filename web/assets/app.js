@@ -1,0 +1,488 @@
+// The question page: one small ES module, no framework. Every text from a question is put on
+// the page as text (textContent, text nodes, .value), never parsed as HTML.
+
+const RECOMMENDED = ' (Recommended)';
+const PLAN_REVIEW = 'plan-review';
+const MORE_TIME_MS = 5 * 60 * 1000;
+const MAX_NOTICES = 5;
+
+/** ticket → batch record: { p, section, form, countdown, busy, resolvedOutcome } */
+const batches = new Map();
+/** Server clock minus this clock, in ms (deadlines are the server's). */
+let skew = 0;
+let source = null;
+let reconnecting = false;
+const UNAUTHORIZED = 'unauthorized';
+
+const $ = (id) => document.getElementById(id);
+
+/** Creates an element; `text` sets textContent, `on*` adds listeners, the rest are attributes. */
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'text') node.textContent = value;
+    else if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+function splitRecommended(label) {
+  if (label.endsWith(RECOMMENDED) && label.slice(0, -RECOMMENDED.length).trim() !== '') {
+    return [label.slice(0, -RECOMMENDED.length), true];
+  }
+  return [label, false];
+}
+
+function isPlanReview(q) {
+  return !!(q.intent && q.intent.kind === PLAN_REVIEW && (q.options || []).some((o) => o.label === q.intent.approve));
+}
+
+function shortText(p) {
+  const q = p.questions[0] || {};
+  const text = q.header ? `${q.header}: ${q.question}` : q.question || `question ${p.ticket}`;
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+// ---- notices, title, status -------------------------------------------------------------------
+
+function notice(text, kind = 'info') {
+  const list = $('notices');
+  const time = new Date().toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  list.prepend(el('p', { class: `notice ${kind}` }, el('span', { class: 'when', text: time }), ' ', text));
+  while (list.children.length > MAX_NOTICES) list.lastElementChild.remove();
+}
+
+function setStatus(text, kind = '') {
+  const status = $('status');
+  status.textContent = text;
+  status.className = `status ${kind}`;
+}
+
+function refreshCount() {
+  const n = batches.size;
+  document.title = n > 0 ? `(${n}) user-questions` : 'user-questions';
+  $('empty').hidden = n > 0;
+  $('title').textContent = n === 0 ? 'Questions for you' : n === 1 ? '1 question batch waiting' : `${n} question batches waiting`;
+}
+
+// ---- countdowns -------------------------------------------------------------------------------
+
+function formatLeft(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}
+
+function tick() {
+  const now = Date.now() + skew;
+  for (const b of batches.values()) {
+    if (!b.p.expiresAt || !b.countdown) continue;
+    const left = Date.parse(b.p.expiresAt) - now;
+    b.countdown.textContent = left > 0 ? `Expires in ${formatLeft(left)}` : 'Expiring…';
+    b.countdown.classList.toggle('urgent', left < 60000);
+    b.countdown.setAttribute('datetime', b.p.expiresAt);
+  }
+}
+
+// ---- rendering --------------------------------------------------------------------------------
+
+function renderQuestion(p, q, qi) {
+  const base = `t${p.ticket}-q${qi}`;
+  const multi = q.multiSelect === true;
+  const type = multi ? 'checkbox' : 'radio';
+  const name = `${base}-choice`;
+  const options = q.options || [];
+  const plan = isPlanReview(q);
+  const legend = el('legend', { id: `${base}-legend` });
+  if (q.header) legend.append(el('span', { class: 'tag', text: q.header }), ' ');
+  legend.append(el('span', { class: 'question-text', text: q.question }));
+  const fieldset = el('fieldset', { class: 'question', 'data-qi': qi }, legend);
+
+  if (q.detail !== undefined) {
+    if (plan) {
+      fieldset.append(
+        el('pre', { class: 'plan', tabindex: 0, role: 'region', 'aria-label': 'The plan under review', text: q.detail }),
+      );
+    } else {
+      fieldset.append(el('p', { class: 'detail', text: q.detail }));
+    }
+  }
+
+  const list = el('div', { class: 'options', role: multi ? 'group' : 'radiogroup', 'aria-labelledby': `${base}-legend` });
+  // A plan review shows its approve option first, as the terminal does.
+  const order = options.map((_, i) => i);
+  if (plan) {
+    const a = options.findIndex((o) => o.label === q.intent.approve);
+    order.splice(order.indexOf(a), 1);
+    order.unshift(a);
+  }
+  for (const i of order) {
+    const option = options[i];
+    const [text, recommended] = splitRecommended(option.label);
+    const approve = plan && option.label === q.intent.approve;
+    const id = `${base}-o${i}`;
+    const input = el('input', { type, name, id, 'data-label-index': i });
+    const label = el('label', { for: id, class: 'option-label' }, el('span', { class: 'label', text }));
+    if (recommended) label.append(' ', el('span', { class: 'badge recommended', text: 'Recommended' }));
+    if (approve) label.append(' ', el('span', { class: 'badge approve', text: 'Approves the plan' }));
+    if (option.description !== undefined) label.append(el('span', { class: 'description', text: option.description }));
+    list.append(el('div', { class: `option${approve ? ' approve-option' : ''}` }, input, label));
+  }
+
+  const otherId = `${base}-other`;
+  const textId = `${base}-text`;
+  if (options.length > 0) {
+    const otherInput = el('input', { type, name, id: otherId, 'data-other': '' });
+    const otherText = el('input', {
+      type: 'text',
+      id: textId,
+      class: 'other-text',
+      autocomplete: 'off',
+      'aria-label': plan ? `Feedback or another answer for: ${q.question}` : `Other answer for: ${q.question}`,
+      placeholder: plan ? 'Type feedback or another answer' : 'Type another answer',
+    });
+    // Typing there chooses Other.
+    otherText.addEventListener('input', () => {
+      if (otherText.value.trim() !== '') otherInput.checked = true;
+    });
+    list.append(
+      el(
+        'div',
+        { class: 'option other' },
+        otherInput,
+        el('label', { for: otherId, class: 'option-label' }, el('span', { class: 'label', text: 'Other' })),
+        otherText,
+      ),
+    );
+    if (!multi) {
+      const skipId = `${base}-skip`;
+      list.append(
+        el(
+          'div',
+          { class: 'option skip' },
+          el('input', { type, name, id: skipId, 'data-skip': '' }),
+          el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' }), el('span', { class: 'description', text: 'Leave this question unanswered.' })),
+        ),
+      );
+    } else {
+      fieldset.append(el('p', { class: 'hint', text: 'Choose any number. Leave all unchecked to skip.' }));
+    }
+  } else {
+    list.append(
+      el('label', { for: textId, class: 'free-label', text: 'Your answer (leave empty to skip)' }),
+      el('textarea', { id: textId, class: 'other-text free', rows: 3, autocomplete: 'off' }),
+    );
+  }
+  fieldset.append(list);
+  return fieldset;
+}
+
+function render(p) {
+  const titleId = `t${p.ticket}-title`;
+  const heading = el('h2', { id: titleId, tabindex: -1 });
+  heading.append(el('span', { class: 'ticket', text: `#${p.ticket}` }), ' ');
+  const first = p.questions[0] || {};
+  heading.append(el('span', { text: p.questions.length > 1 ? `${p.questions.length} questions` : first.header || 'Question' }));
+  const meta = el('p', { class: 'meta' });
+  if (p.agentId !== undefined) meta.append(el('span', { text: `Asked by ${p.agentId}` }));
+  if (p.askedAt) {
+    const at = new Date(p.askedAt);
+    if (!Number.isNaN(at.getTime())) {
+      if (meta.childNodes.length) meta.append(' · ');
+      meta.append(el('time', { datetime: p.askedAt, text: at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) }));
+    }
+  }
+  const head = el('div', { class: 'batch-head' }, el('div', {}, heading, meta));
+  const countdown = el('time', { class: 'countdown' });
+  const more = el('button', { type: 'button', class: 'more-time', text: 'More time', 'aria-label': `More time for question ${p.ticket} (5 more minutes)` });
+  const deadline = el('div', { class: 'deadline' }, countdown, more);
+  deadline.hidden = !p.expiresAt;
+  head.append(deadline);
+
+  const form = el('form', { novalidate: true, 'aria-labelledby': titleId });
+  p.questions.forEach((q, qi) => form.append(renderQuestion(p, q, qi)));
+  const error = el('p', { class: 'error', role: 'alert' });
+  const submit = el('button', { type: 'submit', class: 'primary', text: p.questions.length > 1 ? 'Submit answers' : 'Submit answer' });
+  const dismiss = el('button', { type: 'button', class: 'secondary', text: 'Dismiss', 'aria-label': `Dismiss question ${p.ticket} without answering` });
+  form.append(error, el('div', { class: 'actions' }, submit, dismiss));
+
+  const section = el('section', { class: 'batch', 'aria-labelledby': titleId, 'data-ticket': p.ticket }, head, form);
+  const b = { p, section, form, error, heading, countdown, deadline, busy: false, resolvedOutcome: null };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submitBatch(b);
+  });
+  dismiss.addEventListener('click', () => dismissBatch(b));
+  more.addEventListener('click', () => moreTime(b));
+  return b;
+}
+
+// ---- answers ----------------------------------------------------------------------------------
+
+/** Reads the form into an answer, or returns { error, focus } for what still needs a choice. */
+function collect(b) {
+  const answers = [];
+  const fieldsets = b.form.querySelectorAll('fieldset.question');
+  for (const [qi, q] of b.p.questions.entries()) {
+    const fs = fieldsets[qi];
+    const options = q.options || [];
+    const text = fs.querySelector('.other-text');
+    const typed = text ? text.value.trim() : '';
+    const item = { id: q.id, selected: [] };
+    if (options.length === 0) {
+      if (typed !== '') item.custom = typed;
+      answers.push(item);
+      continue;
+    }
+    const inputs = [...fs.querySelectorAll('input[type=radio], input[type=checkbox]')];
+    const chosen = inputs.filter((i) => i.checked);
+    const other = chosen.some((i) => i.hasAttribute('data-other'));
+    if (other && typed === '') return { error: `Type your answer for “${q.question}”, or choose another option.`, focus: text };
+    if (q.multiSelect === true) {
+      for (const i of chosen) if (i.dataset.labelIndex !== undefined) item.selected.push(options[Number(i.dataset.labelIndex)].label);
+      if (other) item.custom = typed;
+    } else {
+      if (chosen.length === 0) return { error: `Choose an answer for “${q.question}” (or Skip).`, focus: inputs[0] };
+      const c = chosen[0];
+      if (c.hasAttribute('data-other')) item.custom = typed;
+      else if (c.dataset.labelIndex !== undefined) item.selected.push(options[Number(c.dataset.labelIndex)].label);
+    }
+    answers.push(item);
+  }
+  return { answer: { answers } };
+}
+
+function setBusy(b, busy) {
+  b.busy = busy;
+  for (const control of b.form.querySelectorAll('input, textarea, button')) control.disabled = busy;
+  b.section.setAttribute('aria-busy', busy ? 'true' : 'false');
+}
+
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  return { status: response.status, data };
+}
+
+function errorText(result) {
+  return (result.data && result.data.error && result.data.error.message) || `The server answered ${result.status}.`;
+}
+
+async function settleBatch(b, path, body, done) {
+  setBusy(b, true);
+  b.error.textContent = '';
+  let result;
+  try {
+    result = await post(path, body);
+  } catch {
+    setBusy(b, false);
+    if (b.resolvedOutcome) removeBatch(b.p.ticket, outcomeNotice(b.p, b.resolvedOutcome), 'warn');
+    else b.error.textContent = 'Could not reach the server. Check the connection and try again.';
+    return;
+  }
+  if (result.status === 200) {
+    removeBatch(b.p.ticket, done, 'ok');
+  } else if (result.status === 409 || result.status === 404) {
+    removeBatch(b.p.ticket, b.resolvedOutcome ? outcomeNotice(b.p, b.resolvedOutcome) : `No longer waiting: ${shortText(b.p)}`, 'warn');
+  } else {
+    setBusy(b, false);
+    b.error.textContent = errorText(result);
+  }
+}
+
+function submitBatch(b) {
+  if (b.busy) return;
+  const { answer, error, focus } = collect(b);
+  if (error) {
+    b.error.textContent = error;
+    if (focus) focus.focus();
+    return;
+  }
+  settleBatch(b, `/api/v1/questions/${b.p.ticket}/answer`, answer, `Answer sent: ${shortText(b.p)}`);
+}
+
+function dismissBatch(b) {
+  if (b.busy) return;
+  settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, `Dismissed: ${shortText(b.p)}`);
+}
+
+async function moreTime(b) {
+  try {
+    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms: MORE_TIME_MS });
+    if (result.status === 200 && result.data && result.data.expiresAt) {
+      b.p.expiresAt = result.data.expiresAt;
+      tick();
+      notice(`More time for: ${shortText(b.p)}`);
+    } else if (result.status !== 200) {
+      b.error.textContent = errorText(result);
+    }
+  } catch {
+    b.error.textContent = 'Could not reach the server. Check the connection and try again.';
+  }
+}
+
+// ---- the list ---------------------------------------------------------------------------------
+
+function outcomeNotice(p, outcome) {
+  const what = shortText(p);
+  switch (outcome) {
+    case 'answered':
+      return `Answered elsewhere: ${what}`;
+    case 'cancelled':
+      return `Dismissed elsewhere: ${what}`;
+    case 'aborted':
+      return `Withdrawn by the asker: ${what}`;
+    case 'timed_out':
+      return `Expired without an answer: ${what}`;
+    case 'failed':
+      return `Closed by the asker's host: ${what}`;
+    default:
+      return `No longer waiting: ${what}`;
+  }
+}
+
+function addBatch(p) {
+  const existing = batches.get(p.ticket);
+  if (existing) {
+    existing.p.expiresAt = p.expiresAt;
+    existing.deadline.hidden = !p.expiresAt;
+    tick();
+    return;
+  }
+  const b = render(p);
+  batches.set(p.ticket, b);
+  // Keep arrival order: tickets increase.
+  const after = [...batches.keys()].filter((t) => t > p.ticket).sort((x, y) => x - y)[0];
+  const main = $('batches');
+  if (after !== undefined) main.insertBefore(b.section, batches.get(after).section);
+  else main.append(b.section);
+  refreshCount();
+  tick();
+}
+
+function removeBatch(ticket, text, kind) {
+  const b = batches.get(ticket);
+  if (!b) return;
+  const hadFocus = b.section.contains(document.activeElement);
+  const next = b.section.nextElementSibling || b.section.previousElementSibling;
+  b.section.remove();
+  batches.delete(ticket);
+  if (text) notice(text, kind);
+  refreshCount();
+  if (hadFocus) {
+    const heading = next && next.querySelector('h2');
+    (heading || $('title')).focus();
+  }
+}
+
+function onResolved(ticket, outcome) {
+  const b = batches.get(ticket);
+  if (!b) return;
+  // Our own submission in flight: its response says whether we or another screen won.
+  if (b.busy) {
+    b.resolvedOutcome = outcome;
+    return;
+  }
+  removeBatch(ticket, outcomeNotice(b.p, outcome), outcome === 'answered' ? 'info' : 'warn');
+}
+
+function onExtended(ticket, expiresAt) {
+  const b = batches.get(ticket);
+  if (!b) return;
+  b.p.expiresAt = expiresAt;
+  b.deadline.hidden = false;
+  tick();
+}
+
+/** After a reconnect, drops what the server no longer has pending. */
+async function reconcile() {
+  const result = await fetchPending();
+  if (!Array.isArray(result)) return;
+  const live = new Set(result.map((p) => p.ticket));
+  for (const [ticket, b] of [...batches]) {
+    if (!live.has(ticket) && !b.busy) removeBatch(ticket, `No longer waiting: ${shortText(b.p)}`, 'warn');
+  }
+  for (const p of result) addBatch(p);
+}
+
+async function fetchPending() {
+  try {
+    const before = Date.now();
+    const response = await fetch('/api/v1/questions', { credentials: 'same-origin' });
+    if (response.status === 401) {
+      setStatus('This page needs its link: open the URL with ?token=… that the program printed.', 'bad');
+      return UNAUTHORIZED;
+    }
+    if (!response.ok) return null;
+    const date = Date.parse(response.headers.get('Date') || '');
+    if (!Number.isNaN(date)) {
+      const mid = (before + Date.now()) / 2;
+      const offset = date + 500 - mid;
+      // Date has whole seconds: correct only a clearly skewed clock.
+      skew = Math.abs(offset) > 2000 ? offset : 0;
+    }
+    const body = await response.json();
+    return body.pending;
+  } catch {
+    return null;
+  }
+}
+
+// ---- the event stream -------------------------------------------------------------------------
+
+function connect() {
+  source = new EventSource('/api/v1/events');
+  source.addEventListener('open', () => {
+    setStatus('Live: new questions appear by themselves.', 'ok');
+    if (reconnecting) {
+      reconnecting = false;
+      reconcile();
+    }
+  });
+  source.addEventListener('requested', (e) => addBatch(JSON.parse(e.data)));
+  source.addEventListener('resolved', (e) => {
+    const { ticket, outcome } = JSON.parse(e.data);
+    onResolved(ticket, outcome);
+  });
+  source.addEventListener('extended', (e) => {
+    const { ticket, expiresAt } = JSON.parse(e.data);
+    onExtended(ticket, expiresAt);
+  });
+  source.addEventListener('error', () => {
+    reconnecting = true;
+    if (source.readyState !== EventSource.CLOSED) {
+      setStatus('Connection lost. Reconnecting…', 'bad');
+      return;
+    }
+    // The browser gave up on this stream (the server refused or is gone): find out why.
+    setStatus('Disconnected. Retrying…', 'bad');
+    fetchPending().then((pending) => {
+      if (pending === UNAUTHORIZED) return;
+      setTimeout(() => {
+        if (source.readyState === EventSource.CLOSED) connect();
+      }, 3000);
+    });
+  });
+}
+
+refreshCount();
+setInterval(tick, 1000);
+// The stream replays what is pending; the request alone checks the token and the clock.
+fetchPending();
+connect();

@@ -1,0 +1,425 @@
+//! # user-questions-web
+//!
+//! [`WebProvider`]: a [`QuestionInbox`] behind an HTTP server that serves a question page and
+//! a JSON + Server-Sent-Events API (docs/reference.md §19). A person opens the printed URL in
+//! any browser — on this machine, or on a phone on the same network — and answers there.
+//!
+//! ```no_run
+//! use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context};
+//! use user_questions_web::WebProvider;
+//!
+//! let ctx = Context::new();
+//! let web = WebProvider::bind("127.0.0.1:0").unwrap();
+//! eprintln!("open {}", web.url());
+//! ctx.user_questions().register_provider(web).unwrap();
+//! let question = AskUserQuestionItem::new("go", "Proceed?");
+//! let answer = futures::executor::block_on(
+//!     ctx.user_questions().ask(AskUserQuestionRequest::new(vec![question])),
+//! );
+//! ```
+//!
+//! The server runs on a thread of its own (a small tokio runtime); nothing it does blocks the
+//! core, and the inbox never waits for a browser. It stops on [`WebProvider::close`] or when
+//! the last handle is dropped — register the provider by value and dropping the context stops
+//! it. Closing settles what still waits on it `ASK_ABORTED`, as disposing a registration does.
+
+#![warn(missing_docs)]
+
+mod assets;
+mod hub;
+mod server;
+
+use std::fmt;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use base64::Engine as _;
+use tokio::sync::oneshot;
+use user_questions::{
+    AbortController, AbortListener, ErrorCode, InboxSubscription, ProviderFuture, ProviderRequest,
+    QuestionInbox, Result, UserQuestionError, UserQuestionProvider,
+};
+
+pub use server::MAX_BODY_BYTES;
+
+/// The listen address used when none is given: loopback, a free port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
+
+/// How long a closing server waits for open connections before it drops them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+thread_local! {
+    /// Set on the server's own threads, where `close()` must not wait for them.
+    static ON_SERVER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Builds a [`WebProvider`] with a listen address and, optionally, a token of your own.
+#[derive(Clone, Debug, Default)]
+pub struct WebProviderBuilder {
+    listen: Option<String>,
+    token: Option<String>,
+}
+
+impl WebProviderBuilder {
+    /// Where to listen, `HOST:PORT` (default [`DEFAULT_LISTEN`]). Port 0 picks a free port.
+    pub fn listen(mut self, listen: impl Into<String>) -> Self {
+        self.listen = Some(listen.into());
+        self
+    }
+
+    /// The token the page and API require (default: 32 random bytes, base64url). 1 to 256
+    /// characters from `A-Z a-z 0-9 - . _ ~`, so it fits a URL, a cookie and a header as is.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Binds the address and starts serving.
+    ///
+    /// `INVALID_ARGUMENT` for a token of the wrong form or an address that cannot be bound
+    /// (the message names it and the reason).
+    pub fn bind(self) -> Result<WebProvider> {
+        let token = match self.token {
+            Some(token) => {
+                check_token(&token)?;
+                token
+            }
+            None => random_token()?,
+        };
+        let listen = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        WebProvider::start(listen, token)
+    }
+}
+
+fn check_token(token: &str) -> Result<()> {
+    let fits = (1..=256).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+    if fits {
+        Ok(())
+    } else {
+        Err(UserQuestionError::invalid_argument(
+            "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~",
+        ))
+    }
+}
+
+fn random_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        UserQuestionError::new(
+            ErrorCode::Internal,
+            format!("cannot draw a random token: {e}"),
+        )
+    })?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// The address to print for a server bound to `addr`: an unspecified address (`0.0.0.0`, `::`)
+/// is shown as this machine's address on its default route, so that the URL opens on another
+/// device (no packet is sent to find it), or loopback when there is none.
+fn display_host(addr: SocketAddr) -> IpAddr {
+    if !addr.ip().is_unspecified() {
+        return addr.ip();
+    }
+    let probe = if addr.is_ipv4() {
+        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
+            s.connect("192.0.2.1:9")?;
+            s.local_addr()
+        })
+    } else {
+        UdpSocket::bind("[::]:0").and_then(|s| {
+            s.connect("[2001:db8::1]:9")?;
+            s.local_addr()
+        })
+    };
+    match probe {
+        Ok(local) if !local.ip().is_unspecified() => local.ip(),
+        _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+    }
+}
+
+struct Shared {
+    inbox: QuestionInbox,
+    url: String,
+    addr: SocketAddr,
+    token: String,
+    hub: Arc<hub::Hub>,
+    /// Fires on close: every waiting ask is withdrawn.
+    closed: AbortController,
+    running: Mutex<Option<Running>>,
+}
+
+struct Running {
+    stop: oneshot::Sender<()>,
+    thread: JoinHandle<()>,
+    subscription: InboxSubscription,
+}
+
+impl Shared {
+    fn close(&self) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(running) = running else { return };
+        // Withdraw what waits (browsers see `resolved` … `aborted`), then end the streams.
+        self.closed.abort();
+        running.subscription.unsubscribe();
+        self.hub.close();
+        let _ = running.stop.send(());
+        if !ON_SERVER_THREAD.with(|f| f.get()) {
+            let _ = running.thread.join();
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A question inbox served over HTTP (§19). Cheap to clone; clones are the same server.
+///
+/// Register it with [`register_provider`](user_questions::UserQuestionService::register_provider);
+/// read [`url`](Self::url) for the address to open. The server stops on [`close`](Self::close)
+/// or when the last clone is dropped.
+#[derive(Clone)]
+pub struct WebProvider {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for WebProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebProvider")
+            .field("addr", &self.shared.addr)
+            .field("pending", &self.shared.inbox.len())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl WebProvider {
+    /// Binds `listen` (`HOST:PORT`; `127.0.0.1:0` for a free loopback port) with a random token
+    /// and starts serving. A non-loopback address works, with a warning on stderr that the
+    /// traffic is plain HTTP.
+    pub fn bind(listen: &str) -> Result<WebProvider> {
+        WebProviderBuilder::default().listen(listen).bind()
+    }
+
+    /// A builder, to give a token of your own.
+    pub fn builder() -> WebProviderBuilder {
+        WebProviderBuilder::default()
+    }
+
+    fn start(listen: &str, token: String) -> Result<WebProvider> {
+        let cannot = |e: std::io::Error| {
+            UserQuestionError::invalid_argument(format!("cannot listen on {listen}: {e}"))
+        };
+        let listener = TcpListener::bind(listen).map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
+        let loopback = addr.ip().is_loopback();
+        if !loopback {
+            eprintln!(
+                "user-questions web: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token"
+            );
+        }
+        let url = format!(
+            "http://{}/?token={token}",
+            SocketAddr::new(display_host(addr), addr.port())
+        );
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .max_blocking_threads(8)
+            .thread_name("user-questions-web")
+            .on_thread_start(|| ON_SERVER_THREAD.with(|f| f.set(true)))
+            .build()
+            .map_err(|e| {
+                UserQuestionError::new(
+                    ErrorCode::Internal,
+                    format!("cannot start the web server's runtime: {e}"),
+                )
+            })?;
+
+        let inbox = QuestionInbox::new();
+        let hub = Arc::new(hub::Hub::default());
+        let subscription = {
+            let hub = hub.clone();
+            inbox.subscribe(move |event| hub.publish(event))
+        };
+        let server = Arc::new(server::Server {
+            inbox: inbox.clone(),
+            hub: hub.clone(),
+            token: token.clone(),
+            cookie_name: format!("uq-session-{}", addr.port()),
+            loopback,
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("user-questions-web".into())
+            .spawn(move || {
+                ON_SERVER_THREAD.with(|f| f.set(true));
+                serve(runtime, listener, server, stopped);
+            })
+            .map_err(|e| {
+                UserQuestionError::new(
+                    ErrorCode::Internal,
+                    format!("cannot start the web server's thread: {e}"),
+                )
+            })?;
+
+        Ok(WebProvider {
+            shared: Arc::new(Shared {
+                inbox,
+                url,
+                addr,
+                token,
+                hub,
+                closed: AbortController::new(),
+                running: Mutex::new(Some(Running {
+                    stop,
+                    thread,
+                    subscription,
+                })),
+            }),
+        })
+    }
+
+    /// `http://HOST:PORT/?token=TOKEN`: open it to answer.
+    pub fn url(&self) -> &str {
+        &self.shared.url
+    }
+
+    /// The address the server is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+
+    /// The token the server requires.
+    pub fn token(&self) -> &str {
+        &self.shared.token
+    }
+
+    /// The inbox behind the page: the same pending questions, answerable from code too.
+    pub fn inbox(&self) -> &QuestionInbox {
+        &self.shared.inbox
+    }
+
+    /// The number of event streams open now (as last counted).
+    pub fn event_streams(&self) -> usize {
+        self.shared.hub.clients()
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.is_aborted()
+    }
+
+    /// Stops the server: what waits on it settles `ASK_ABORTED` (as when its registration is
+    /// disposed), open streams end, the port is released, and the server's thread has ended
+    /// when this returns. Idempotent; also done when the last clone is dropped.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+}
+
+fn serve(
+    runtime: tokio::runtime::Runtime,
+    listener: TcpListener,
+    server: Arc<server::Server>,
+    stopped: oneshot::Receiver<()>,
+) {
+    runtime.block_on(async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        let (signalled, on_signal) = tokio::sync::watch::channel(false);
+        let app = server::router(server);
+        let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
+            let _ = stopped.await;
+            let _ = signalled.send(true);
+        });
+        let mut on_signal = on_signal;
+        let deadline = async move {
+            let _ = on_signal.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            _ = graceful => {}
+            () = deadline => {}
+        }
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+}
+
+/// Removes its listener when dropped (the ask settled or was dropped).
+struct ListenerGuard(Vec<AbortListener>);
+
+impl Drop for ListenerGuard {
+    fn drop(&mut self) {
+        for listener in self.0.drain(..) {
+            listener.remove();
+        }
+    }
+}
+
+struct WebAsk {
+    inner: ProviderFuture,
+    closed: user_questions::AbortSignal,
+    _listeners: ListenerGuard,
+}
+
+impl Future for WebAsk {
+    type Output = Result<user_questions::AskUserQuestionAnswer>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.inner.as_mut().poll(cx) {
+            Poll::Ready(Err(e))
+                if e.code() == ErrorCode::AskAborted && self.closed.is_aborted() =>
+            {
+                Poll::Ready(Err(UserQuestionError::provider_disposed()))
+            }
+            other => other,
+        }
+    }
+}
+
+impl UserQuestionProvider for WebProvider {
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        let closed = self.shared.closed.signal();
+        if closed.is_aborted() {
+            return Box::pin(async { Err(UserQuestionError::provider_disposed()) });
+        }
+        // The inbox's ticket is withdrawn when the asker withdraws or when this server closes.
+        let withdraw = AbortController::new();
+        let mut listeners = Vec::with_capacity(2);
+        let w = withdraw.clone();
+        listeners.push(request.signal.on_abort(move || w.abort()));
+        let w = withdraw.clone();
+        listeners.push(closed.on_abort(move || w.abort()));
+        let inner = self
+            .shared
+            .inbox
+            .ask(request.with_signal(withdraw.signal()));
+        Box::pin(WebAsk {
+            inner,
+            closed,
+            _listeners: ListenerGuard(listeners),
+        })
+    }
+
+    fn decides_withdrawal_races(&self) -> bool {
+        true
+    }
+}
