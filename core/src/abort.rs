@@ -161,17 +161,37 @@ fn run_listener(callback: Box<dyn FnOnce() + Send>) {
     let _ = catch_unwind(AssertUnwindSafe(callback));
 }
 
-/// A handle to a listener added with [`AbortSignal::on_abort`]. Dropping it keeps the
-/// listener; [`remove`](AbortListener::remove) removes it.
-#[must_use = "dropping the handle keeps the listener; call remove() to take it off"]
+/// A handle to a listener added with [`AbortSignal::on_abort`]. Dropping it (or calling
+/// [`remove`](AbortListener::remove)) removes the listener if it has not run yet;
+/// [`keep`](AbortListener::keep) lets it stay until the signal fires.
+#[must_use = "dropping the handle removes the listener; call keep() to leave it registered"]
 pub struct AbortListener {
     signal: Weak<SignalInner>,
     key: u64,
 }
 
+impl fmt::Debug for AbortListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortListener")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
 impl AbortListener {
-    /// Removes the listener if it has not run yet.
+    /// Removes the listener if it has not run yet (the same as dropping the handle).
     pub fn remove(self) {
+        drop(self);
+    }
+
+    /// Leaves the listener registered until the signal fires, giving up the handle.
+    pub fn keep(mut self) {
+        self.signal = Weak::new();
+    }
+}
+
+impl Drop for AbortListener {
+    fn drop(&mut self) {
         if let Some(inner) = self.signal.upgrade() {
             inner.remove(self.key);
         }
@@ -230,7 +250,9 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         for i in 0..3 {
             let log = log.clone();
-            let _ = c.signal().on_abort(move || log.lock().unwrap().push(i));
+            c.signal()
+                .on_abort(move || log.lock().unwrap().push(i))
+                .keep();
         }
         assert!(!c.is_aborted());
         c.abort();
@@ -251,9 +273,11 @@ mod tests {
         c.abort();
         assert_eq!(n.load(Ordering::SeqCst), 0);
         let n3 = n.clone();
-        let _ = c.signal().on_abort(move || {
-            n3.fetch_add(10, Ordering::SeqCst);
-        });
+        c.signal()
+            .on_abort(move || {
+                n3.fetch_add(10, Ordering::SeqCst);
+            })
+            .keep();
         assert_eq!(n.load(Ordering::SeqCst), 10);
     }
 
@@ -261,13 +285,32 @@ mod tests {
     fn a_panicking_listener_does_not_stop_the_others() {
         let c = AbortController::new();
         let n = Arc::new(AtomicUsize::new(0));
-        let _ = c.signal().on_abort(|| panic!("listener"));
+        c.signal().on_abort(|| panic!("listener")).keep();
         let n2 = n.clone();
-        let _ = c.signal().on_abort(move || {
-            n2.fetch_add(1, Ordering::SeqCst);
-        });
+        c.signal()
+            .on_abort(move || {
+                n2.fetch_add(1, Ordering::SeqCst);
+            })
+            .keep();
         c.abort();
         assert_eq!(n.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn dropping_the_handle_removes_the_listener_and_keep_leaves_it() {
+        let c = AbortController::new();
+        let n = Arc::new(AtomicUsize::new(0));
+        let (n1, n2) = (n.clone(), n.clone());
+        drop(c.signal().on_abort(move || {
+            n1.fetch_add(1, Ordering::SeqCst);
+        }));
+        c.signal()
+            .on_abort(move || {
+                n2.fetch_add(100, Ordering::SeqCst);
+            })
+            .keep();
+        c.abort();
+        assert_eq!(n.load(Ordering::SeqCst), 100);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use crate::error::{ErrorCode, Result, UserQuestionError};
 
 struct AgentInner {
+    key: u64,
     id: String,
     delegation_depth: u32,
 }
@@ -28,8 +29,10 @@ impl Agent {
 
     /// A new agent instance with this id and durable delegation depth (informational only).
     pub fn with_delegation_depth(id: impl Into<String>, delegation_depth: u32) -> Self {
+        static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Agent {
             inner: Arc::new(AgentInner {
+                key: NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 id: id.into(),
                 delegation_depth,
             }),
@@ -39,6 +42,12 @@ impl Agent {
     /// The agent's id.
     pub fn id(&self) -> &str {
         &self.inner.id
+    }
+
+    /// A number unique to this instance in this process (never reused), for surfaces that
+    /// keep their own handle per instance: equal keys mean the same agent.
+    pub fn key(&self) -> u64 {
+        self.inner.key
     }
 
     /// The durable lineage depth; never used to decide who may ask.
@@ -119,7 +128,10 @@ impl AgentRegistry {
         if state.by_id.contains_key(agent.id()) {
             return Err(UserQuestionError::new(
                 ErrorCode::AgentExists,
-                format!("agent {} is already registered", json_string(agent.id())),
+                format!(
+                    "agent {} is already registered",
+                    crate::error::json_string(agent.id())
+                ),
             ));
         }
         let seq = state.next_seq;
@@ -240,10 +252,6 @@ impl AgentDetach {
     pub fn agent(&self) -> &Agent {
         &self.agent
     }
-}
-
-pub(crate) fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
 }
 
 #[cfg(test)]

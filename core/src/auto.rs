@@ -4,7 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Result, UserQuestionError};
-use crate::service::{ProviderFuture, ProviderRequest, UserQuestionProvider};
+use crate::request::ProviderRequest;
+use crate::service::{ProviderFuture, UserQuestionProvider};
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem};
 
 /// How an [`AutoResponder`] picks.

@@ -3,8 +3,11 @@
 use std::fmt;
 
 /// A stable error code. The numbers are the C ABI's and never change or get reused.
+///
+/// Later versions may add codes (`#[non_exhaustive]`); match with a wildcard arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// Success (C only).
     Ok = 0,
@@ -40,11 +43,13 @@ pub enum ErrorCode {
     InvalidArgument = 15,
     /// A panic caught at a boundary.
     Internal = 16,
+    /// The ask's deadline passed before the user answered (§16).
+    AskTimedOut = 17,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::Ok,
         ErrorCode::AskAborted,
         ErrorCode::EmptyQuestions,
@@ -62,6 +67,7 @@ impl ErrorCode {
         ErrorCode::AgentExists,
         ErrorCode::InvalidArgument,
         ErrorCode::Internal,
+        ErrorCode::AskTimedOut,
     ];
 
     /// The stable name, e.g. `"ASK_ABORTED"`.
@@ -84,7 +90,18 @@ impl ErrorCode {
             ErrorCode::AgentExists => "AGENT_EXISTS",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::AskTimedOut => "ASK_TIMED_OUT",
         }
+    }
+
+    /// The stable name, e.g. `"ASK_ABORTED"` (the same as [`as_str`](Self::as_str)).
+    pub const fn name(self) -> &'static str {
+        self.as_str()
+    }
+
+    /// The stable number (the same as [`as_number`](Self::as_number)).
+    pub const fn number(self) -> u32 {
+        self as u32
     }
 
     /// The stable number (the C ABI's `uq_code`).
@@ -133,6 +150,11 @@ pub struct UserQuestionError {
     message: String,
 }
 
+/// `s` as a JSON string literal, the way messages quote input (`question id "a" …`).
+pub(crate) fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
 /// Shorthand for results whose error is a [`UserQuestionError`].
 pub type Result<T, E = UserQuestionError> = std::result::Result<T, E>;
 
@@ -156,6 +178,17 @@ pub mod messages {
         "the user-questions provider was disposed before the user answered";
     /// §7 `cancel`.
     pub const ASK_CANCELLED: &str = "the user cancelled ask_user_question";
+    /// §16: a `timeoutMs` that is not an integer from 1 to 2147483647.
+    pub const BAD_TIMEOUT: &str = "timeoutMs must be an integer from 1 to 2147483647";
+    /// §20: a `key` that is empty or longer than 256 characters.
+    pub const BAD_KEY: &str = "key must be a non-empty string of at most 256 characters";
+    /// §17: `review_plan` with an empty plan.
+    pub const EMPTY_PLAN: &str = "review_plan requires a plan";
+
+    /// §16: the message of `ASK_TIMED_OUT` for a request whose `timeoutMs` was `ms`.
+    pub fn timed_out(ms: u64) -> String {
+        format!("the user did not answer ask_user_question within {ms} ms")
+    }
 }
 
 impl UserQuestionError {
@@ -190,6 +223,11 @@ impl UserQuestionError {
     /// `ASK_CANCELLED`: the user dismissed the question.
     pub fn cancelled() -> Self {
         Self::new(ErrorCode::AskCancelled, messages::ASK_CANCELLED)
+    }
+
+    /// `ASK_TIMED_OUT` for a request whose `timeoutMs` was `ms` (§16).
+    pub fn timed_out(ms: u64) -> Self {
+        Self::new(ErrorCode::AskTimedOut, messages::timed_out(ms))
     }
 
     /// `INVALID_REQUEST` with this message.
@@ -232,7 +270,7 @@ mod tests {
     use super::*;
 
     /// §10, copied by hand: the set of codes must equal it exactly.
-    const SPEC_TABLE: [(u32, &str); 17] = [
+    const SPEC_TABLE: [(u32, &str); 18] = [
         (0, "OK"),
         (1, "ASK_ABORTED"),
         (2, "EMPTY_QUESTIONS"),
@@ -250,6 +288,7 @@ mod tests {
         (14, "AGENT_EXISTS"),
         (15, "INVALID_ARGUMENT"),
         (16, "INTERNAL"),
+        (17, "ASK_TIMED_OUT"),
     ];
 
     #[test]
@@ -268,7 +307,7 @@ mod tests {
             assert_eq!(code.as_str(), name);
             assert_eq!(ErrorCode::from_name(name), Some(code));
         }
-        assert_eq!(ErrorCode::from_number(17), None);
+        assert_eq!(ErrorCode::from_number(18), None);
         assert_eq!(ErrorCode::from_name("ask_aborted"), None);
     }
 

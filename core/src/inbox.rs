@@ -4,20 +4,26 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::ThreadId;
+use std::time::Duration;
 
 use futures::channel::oneshot;
 use serde::Serialize;
 
 use crate::abort::AbortListener;
 use crate::answer::validate_answer;
+use crate::deadline::{Deadline, MAX_TIMEOUT_MS, duration_ms};
 use crate::error::{ErrorCode, Result, UserQuestionError};
-use crate::service::{ProviderFuture, ProviderRequest, UserQuestionProvider};
+use crate::request::ProviderRequest;
+use crate::service::{ProviderFuture, UserQuestionProvider};
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
 
-/// A question waiting in an inbox: `{"ticket":1,"questions":[…],"agentId":"…"}`.
+/// A question waiting in an inbox:
+/// `{"ticket":1,"questions":[…],"agentId"?:"…","askedAt":"…","expiresAt"?:"…","key"?:"…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PendingQuestion {
     /// Positive, unique per inbox, increasing in arrival order.
     pub ticket: u64,
@@ -26,11 +32,26 @@ pub struct PendingQuestion {
     /// The asking agent's id, when an agent asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// When the question arrived (RFC 3339 UTC with milliseconds).
+    pub asked_at: String,
+    /// When it expires (§16), if the ask has a deadline; moved by `extend`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The request's resumable key (§20), if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl PendingQuestion {
+    /// Its JSON (P of §19).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// How a pending question ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// A valid answer was submitted.
     Answered,
@@ -40,26 +61,31 @@ pub enum Outcome {
     Aborted,
     /// [`QuestionInbox::fail`]: the asker got `PROVIDER_FAILED`.
     Failed,
+    /// The ask's deadline passed (§16): the asker got `ASK_TIMED_OUT`.
+    TimedOut,
 }
 
 impl Outcome {
-    /// `"answered"`, `"cancelled"`, `"aborted"` or `"failed"`.
+    /// `"answered"`, `"cancelled"`, `"aborted"`, `"failed"` or `"timed_out"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Answered => "answered",
             Outcome::Cancelled => "cancelled",
             Outcome::Aborted => "aborted",
             Outcome::Failed => "failed",
+            Outcome::TimedOut => "timed_out",
         }
     }
 }
 
 /// What subscribers of an inbox are told, in the order things happened.
 ///
-/// JSON: `{"type":"requested","ticket":1,"questions":[…],"agentId":"…"}` and
-/// `{"type":"resolved","ticket":1,"outcome":"answered"}`.
+/// JSON: `{"type":"requested","ticket":1,"questions":[…],…}`,
+/// `{"type":"resolved","ticket":1,"outcome":"answered"}` and
+/// `{"type":"extended","ticket":1,"expiresAt":"…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum InboxEvent {
     /// A new pending question.
     Requested(PendingQuestion),
@@ -69,6 +95,14 @@ pub enum InboxEvent {
         ticket: u64,
         /// How.
         outcome: Outcome,
+    },
+    /// A pending question's deadline moved (§16, `extend`).
+    Extended {
+        /// Its ticket.
+        ticket: u64,
+        /// The new expiry (RFC 3339 UTC with milliseconds).
+        #[serde(rename = "expiresAt")]
+        expires_at: String,
     },
 }
 
@@ -87,6 +121,7 @@ struct Entry {
     sender: oneshot::Sender<Result<AskUserQuestionAnswer>>,
     on_withdraw: Option<WithdrawHook>,
     listener: Option<AbortListener>,
+    deadline: Option<Deadline>,
 }
 
 #[derive(Default)]
@@ -95,16 +130,20 @@ struct InboxState {
     pending: BTreeMap<u64, Entry>,
 }
 
+/// Events in the order they happened, each with a sequence number, and who is delivering.
 #[derive(Default)]
 struct EventQueue {
-    queue: VecDeque<InboxEvent>,
-    draining: bool,
+    queue: VecDeque<(u64, InboxEvent)>,
+    pushed: u64,
+    delivered: u64,
+    deliverer: Option<ThreadId>,
 }
 
 #[derive(Default)]
 struct InboxInner {
     state: Mutex<InboxState>,
     events: Mutex<EventQueue>,
+    delivered: Condvar,
     subscribers: Mutex<(u64, BTreeMap<u64, Subscriber>)>,
 }
 
@@ -113,59 +152,87 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl InboxInner {
-    /// Queues an event; called with the state lock held so events follow state changes.
-    fn push(&self, event: InboxEvent) {
-        relock(&self.events).queue.push_back(event);
+    /// Queues an event and returns its sequence number; called with the state lock held so
+    /// events follow state changes.
+    fn push(&self, event: InboxEvent) -> u64 {
+        let mut events = relock(&self.events);
+        events.pushed += 1;
+        let seq = events.pushed;
+        events.queue.push_back((seq, event));
+        seq
     }
 
-    /// Delivers queued events, outside the state lock, one thread at a time, in order.
-    fn drain(&self) {
-        {
-            let mut events = relock(&self.events);
-            if events.draining {
+    /// Returns once every subscriber has received event `seq` (and all before it), so an
+    /// asker settled after this never overtakes the event (§4.7). Events are delivered
+    /// outside the state lock, one thread at a time, in order. A subscriber that settles a
+    /// ticket from inside its callback does not wait for its own nested event: that one is
+    /// delivered right after the current one.
+    fn deliver_through(&self, seq: u64) {
+        let me = std::thread::current().id();
+        let mut events = relock(&self.events);
+        loop {
+            if events.delivered >= seq {
                 return;
             }
-            events.draining = true;
-        }
-        loop {
-            let event = {
-                let mut events = relock(&self.events);
-                match events.queue.pop_front() {
-                    Some(event) => event,
-                    None => {
-                        events.draining = false;
-                        return;
-                    }
+            match events.deliverer {
+                Some(thread) if thread == me => return,
+                Some(_) => {
+                    events = self
+                        .delivered
+                        .wait(events)
+                        .unwrap_or_else(|e| e.into_inner());
                 }
+                None => break,
+            }
+        }
+        events.deliverer = Some(me);
+        loop {
+            let Some((seq, event)) = events.queue.pop_front() else {
+                events.deliverer = None;
+                drop(events);
+                self.delivered.notify_all();
+                return;
             };
+            drop(events);
             let subscribers: Vec<Subscriber> =
                 relock(&self.subscribers).1.values().cloned().collect();
             for subscriber in subscribers {
-                // A panicking subscriber must not stop delivery to the others.
                 let _ = catch_unwind(AssertUnwindSafe(|| subscriber(&event)));
             }
+            events = relock(&self.events);
+            events.delivered = seq;
+            self.delivered.notify_all();
         }
     }
 
+    /// The ask behind `ticket` was withdrawn (its provider signal fired): drop the question,
+    /// tell subscribers (`timed_out` when its deadline passed, else `aborted`), then let the
+    /// asker settle.
     fn withdraw(&self, ticket: u64) {
-        let entry = {
+        let (entry, seq) = {
             let mut state = relock(&self.state);
-            let entry = state.pending.remove(&ticket);
-            if entry.is_some() {
-                self.push(InboxEvent::Resolved {
-                    ticket,
-                    outcome: Outcome::Aborted,
-                });
+            match state.pending.remove(&ticket) {
+                Some(entry) => {
+                    let outcome = if entry.deadline.as_ref().is_some_and(Deadline::has_fired) {
+                        Outcome::TimedOut
+                    } else {
+                        Outcome::Aborted
+                    };
+                    let seq = self.push(InboxEvent::Resolved { ticket, outcome });
+                    (entry, seq)
+                }
+                None => return,
             }
-            entry
         };
-        if let Some(mut entry) = entry {
-            if let Some(hook) = entry.on_withdraw.take() {
-                let _ = catch_unwind(AssertUnwindSafe(|| hook(ticket)));
-            }
-            let _ = entry.sender.send(Err(UserQuestionError::aborted()));
+        let mut entry = entry;
+        if let Some(hook) = entry.on_withdraw.take() {
+            let _ = catch_unwind(AssertUnwindSafe(|| hook(ticket)));
         }
-        self.drain();
+        self.deliver_through(seq);
+        // The seam settles the asker with the withdrawal's own reason.
+        let _ = entry.sender.send(Err(UserQuestionError::aborted()));
+        // The listener that called us has already run; dropping its handle is a no-op.
+        drop(entry.listener.take());
     }
 }
 
@@ -261,7 +328,7 @@ impl QuestionInbox {
     /// that is not of the answer shape is `BAD_ANSWER` naming the path
     /// (`answers[0].selected must be an array of strings`) and leaves the ticket pending.
     pub fn answer_value(&self, ticket: u64, answer: &serde_json::Value) -> Result<()> {
-        let parsed = crate::types::parse_answer(answer)
+        let parsed = crate::parse::parse_answer(answer)
             .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()));
         self.settle(ticket, Outcome::Answered, |entry| {
             let answer = parsed?;
@@ -310,31 +377,63 @@ impl QuestionInbox {
         let (entry, result) = {
             let mut state = relock(&self.inner.state);
             let Some(entry) = state.pending.get(&ticket) else {
-                return Err(if ticket >= 1 && ticket <= state.last_ticket {
-                    UserQuestionError::new(
-                        ErrorCode::AlreadyResolved,
-                        format!("question {ticket} is already resolved"),
-                    )
-                } else {
-                    UserQuestionError::new(
-                        ErrorCode::NotPending,
-                        format!("question {ticket} is not pending"),
-                    )
-                });
+                return Err(not_pending_error(ticket, state.last_ticket));
             };
             let result = result(entry)?;
             let entry = state.pending.remove(&ticket);
-            self.inner.push(InboxEvent::Resolved { ticket, outcome });
-            (entry, result)
+            let seq = self.inner.push(InboxEvent::Resolved { ticket, outcome });
+            (entry.map(|e| (e, seq)), result)
         };
-        if let Some(mut entry) = entry {
-            if let Some(listener) = entry.listener.take() {
-                listener.remove();
+        if let Some((mut entry, seq)) = entry {
+            drop(entry.listener.take());
+            if let Some(deadline) = &entry.deadline {
+                deadline.clear();
             }
+            // Subscribers hear `resolved` before the asker can observe the settlement (§4.7).
+            self.inner.deliver_through(seq);
             let _ = entry.sender.send(result);
         }
-        self.inner.drain();
         Ok(())
+    }
+
+    /// "I need more time" (§16): moves `ticket`'s deadline to `max(deadline, now + by)` and
+    /// returns the new expiry, telling subscribers (`extended`). `Ok(None)` when the question
+    /// has no deadline. `INVALID_ARGUMENT` when `by` is not 1 to 2,147,483,647 whole
+    /// milliseconds; `NOT_PENDING` / `ALREADY_RESOLVED` as for [`answer`](Self::answer).
+    pub fn extend(&self, ticket: u64, by: Duration) -> Result<Option<String>> {
+        let ms = duration_ms(by);
+        let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+        self.extend_ms(ticket, ms)
+    }
+
+    /// [`extend`](Self::extend) by a whole number of milliseconds, as the C, Node and HTTP
+    /// surfaces take it.
+    pub fn extend_ms(&self, ticket: u64, ms: i64) -> Result<Option<String>> {
+        if !(1..=MAX_TIMEOUT_MS as i64).contains(&ms) {
+            return Err(UserQuestionError::invalid_argument(
+                "ms must be an integer from 1 to 2147483647",
+            ));
+        }
+        let seq = {
+            let mut state = relock(&self.inner.state);
+            let last_ticket = state.last_ticket;
+            let Some(entry) = state.pending.get_mut(&ticket) else {
+                return Err(not_pending_error(ticket, last_ticket));
+            };
+            let Some(deadline) = &entry.deadline else {
+                return Ok(None);
+            };
+            deadline.extend(Duration::from_millis(ms as u64));
+            let expires_at = deadline.expires_at_rfc3339();
+            entry.question.expires_at = Some(expires_at.clone());
+            let seq = self.inner.push(InboxEvent::Extended {
+                ticket,
+                expires_at: expires_at.clone(),
+            });
+            (seq, expires_at)
+        };
+        self.inner.deliver_through(seq.0);
+        Ok(Some(seq.1))
     }
 
     /// Takes `request` as a pending question, like [`ask`](UserQuestionProvider::ask), with
@@ -348,13 +447,17 @@ impl QuestionInbox {
         on_withdraw: Option<Box<dyn FnOnce(u64) + Send>>,
     ) -> ProviderFuture {
         let (sender, receiver) = oneshot::channel();
-        let question = {
+        let asked_at = crate::time::now_rfc3339();
+        let (question, seq) = {
             let mut state = relock(&self.inner.state);
             state.last_ticket += 1;
             let question = PendingQuestion {
                 ticket: state.last_ticket,
                 questions: request.questions.clone(),
                 agent_id: request.agent.as_ref().map(|a| a.id().to_owned()),
+                asked_at,
+                expires_at: request.expires_at(),
+                key: request.key.clone(),
             };
             state.pending.insert(
                 question.ticket,
@@ -363,12 +466,13 @@ impl QuestionInbox {
                     sender,
                     on_withdraw,
                     listener: None,
+                    deadline: request.deadline.clone(),
                 },
             );
-            self.inner.push(InboxEvent::Requested(question.clone()));
-            question
+            let seq = self.inner.push(InboxEvent::Requested(question.clone()));
+            (question, seq)
         };
-        self.inner.drain();
+        self.inner.deliver_through(seq);
         on_ticket(&question);
         let ticket = question.ticket;
         let weak = Arc::downgrade(&self.inner);
@@ -383,7 +487,7 @@ impl QuestionInbox {
                 Some(entry) => entry.listener = Some(listener),
                 None => {
                     drop(state);
-                    listener.remove();
+                    drop(listener);
                 }
             }
         }
@@ -395,6 +499,21 @@ impl QuestionInbox {
                 )),
             }
         })
+    }
+}
+
+/// `ALREADY_RESOLVED` for a ticket once issued, `NOT_PENDING` for one never issued.
+fn not_pending_error(ticket: u64, last_ticket: u64) -> UserQuestionError {
+    if ticket >= 1 && ticket <= last_ticket {
+        UserQuestionError::new(
+            ErrorCode::AlreadyResolved,
+            format!("question {ticket} is already resolved"),
+        )
+    } else {
+        UserQuestionError::new(
+            ErrorCode::NotPending,
+            format!("question {ticket} is not pending"),
+        )
     }
 }
 

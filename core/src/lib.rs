@@ -35,11 +35,17 @@ pub mod abort;
 pub mod agents;
 pub mod answer;
 pub mod auto;
+pub mod deadline;
 pub mod error;
 pub mod inbox;
 pub mod inline;
+mod journal;
 pub mod limits;
+pub mod parse;
+pub mod request;
+pub mod review;
 pub mod service;
+pub mod time;
 pub mod tool;
 pub mod types;
 pub mod validate;
@@ -51,15 +57,21 @@ pub use abort::{AbortController, AbortListener, AbortSignal, Aborted};
 pub use agents::{Agent, AgentDetach, AgentRegistry, Standing};
 pub use answer::validate_answer;
 pub use auto::{AutoPolicy, AutoResponder};
+pub use deadline::Deadline;
 pub use error::{ErrorCode, Result, UserQuestionError, messages};
 pub use inbox::{InboxEvent, InboxSubscription, Outcome, PendingQuestion, QuestionInbox};
+pub use parse::{
+    parse_answer, parse_answer_json, parse_provider_answer, parse_questions, parse_request,
+    parse_request_json,
+};
+pub use request::{AskUserQuestionRequest, ProviderRequest};
+pub use review::{PendingReview, PlanReview, ReviewDecision, ReviewPlanRequest};
 pub use service::{
-    AskUserQuestionRequest, Context, PendingAsk, ProviderFuture, ProviderRegistration,
-    ProviderRequest, UserQuestionProvider, UserQuestionService,
+    Context, PendingAsk, ProviderFuture, ProviderRegistration, UserQuestionProvider,
+    UserQuestionService,
 };
 pub use types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption, parse_answer, parse_answer_json, parse_provider_answer, parse_questions,
-    parse_request, parse_request_json,
+    AskUserQuestionOption,
 };
 pub use validate::check_request;

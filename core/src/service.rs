@@ -5,18 +5,23 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context as TaskContext, Poll};
+use std::time::Instant;
 
 use futures::task::AtomicWaker;
 
 use crate::abort::{AbortController, AbortListener, AbortSignal};
 use crate::agents::{Agent, AgentRegistry, Standing};
 use crate::answer::validate_answer;
+use crate::deadline::Deadline;
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
+use crate::journal::{AskRecord, Journal};
 use crate::limits::check_question_limits;
+use crate::request::{AskUserQuestionRequest, ProviderRequest, check_key};
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
 use crate::validate::{check_not_empty, check_questions};
 
@@ -57,52 +62,6 @@ impl<P: UserQuestionProvider + ?Sized> UserQuestionProvider for Arc<P> {
     }
 }
 
-/// What a provider receives.
-#[derive(Clone, Debug)]
-pub struct ProviderRequest {
-    /// The validated questions.
-    pub questions: Arc<[AskUserQuestionItem]>,
-    /// The asking agent, when one was supplied (always a live runtime root).
-    pub agent: Option<Agent>,
-    /// Fires when the ask is withdrawn: the caller's abort, the provider's disposal, the
-    /// context's disposal, or the asker dropping its future.
-    pub signal: AbortSignal,
-}
-
-/// What an asker passes to [`UserQuestionService::ask`].
-#[derive(Clone, Debug, Default)]
-pub struct AskUserQuestionRequest {
-    /// The questions, at least one.
-    pub questions: Vec<AskUserQuestionItem>,
-    /// The calling agent; when present it must be the exact live runtime root.
-    pub agent: Option<Agent>,
-    /// The caller's abort signal.
-    pub signal: Option<AbortSignal>,
-}
-
-impl AskUserQuestionRequest {
-    /// A request for these questions, with no agent and no signal.
-    pub fn new(questions: Vec<AskUserQuestionItem>) -> Self {
-        AskUserQuestionRequest {
-            questions,
-            agent: None,
-            signal: None,
-        }
-    }
-
-    /// The same request, asked by `agent`.
-    pub fn with_agent(mut self, agent: Agent) -> Self {
-        self.agent = Some(agent);
-        self
-    }
-
-    /// The same request, withdrawn when `signal` aborts.
-    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
-        self.signal = Some(signal);
-        self
-    }
-}
-
 struct Registration {
     id: u64,
     provider: Arc<dyn UserQuestionProvider>,
@@ -120,11 +79,21 @@ struct ServiceInner {
     agents: AgentRegistry,
     strict: AtomicBool,
     state: Mutex<ServiceState>,
+    /// Numbers every `ask()` call, from 1 (§18).
+    asks: AtomicU64,
+    journal: Mutex<Option<Arc<Journal>>>,
 }
 
 impl ServiceInner {
     fn lock(&self) -> MutexGuard<'_, ServiceState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn journal(&self) -> Option<Arc<Journal>> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -151,6 +120,8 @@ impl UserQuestionService {
                 agents,
                 strict: AtomicBool::new(false),
                 state: Mutex::new(ServiceState::default()),
+                asks: AtomicU64::new(0),
+                journal: Mutex::new(None),
             }),
         }
     }
@@ -163,6 +134,24 @@ impl UserQuestionService {
     /// Whether strict answer checking is on.
     pub fn is_strict(&self) -> bool {
         self.inner.strict.load(Ordering::Relaxed)
+    }
+
+    /// Writes every later ask to the journal at `path` (§18), appending. Never fails: a file
+    /// that cannot be opened counts as the first write error ([`journal_errors`](Self::journal_errors)).
+    pub fn set_journal(&self, path: impl AsRef<Path>) {
+        let journal = Arc::new(Journal::open(path.as_ref()));
+        *self.inner.journal.lock().unwrap_or_else(|e| e.into_inner()) = Some(journal);
+    }
+
+    /// How many journal writes failed (0 without a journal).
+    pub fn journal_errors(&self) -> u64 {
+        self.inner.journal().map_or(0, |j| j.errors())
+    }
+
+    /// The first journal write error's text, exactly once (later calls return `None`), for a
+    /// surface to report it once (a Python `RuntimeWarning`, a Node process warning).
+    pub fn take_journal_error(&self) -> Option<String> {
+        self.inner.journal().and_then(|j| j.take_first_error())
     }
 
     /// Whether a provider is registered.
@@ -240,21 +229,113 @@ impl UserQuestionService {
         async move { started?.await }
     }
 
-    /// Checks the input limits ([`crate::limits`], `INVALID_REQUEST`), then runs the checks of §3 now and, when they pass, reaches the provider now (on this
-    /// thread). `Err` means the provider was not reached; `Ok` is the waiting ask, which
-    /// settles exactly once.
+    /// Runs the checks of §3 now — after the input limits ([`crate::limits`]) and the
+    /// well-formedness of `timeout` and `key`, all `INVALID_REQUEST` — and, when they pass,
+    /// reaches the provider now (on this thread). `Err` means the provider was not reached;
+    /// `Ok` is the waiting ask, which settles exactly once.
     pub fn start(&self, request: AskUserQuestionRequest) -> Result<PendingAsk> {
-        let AskUserQuestionRequest {
-            questions,
-            agent,
-            signal,
-        } = request;
-        check_question_limits(&questions)?;
-        if signal.as_ref().is_some_and(AbortSignal::is_aborted) {
+        let ask = self.inner.asks.fetch_add(1, Ordering::Relaxed) + 1;
+        let journal = self.inner.journal();
+        let agent_id = request.agent.as_ref().map(|a| a.id().to_owned());
+        match self.check(request) {
+            Ok((registration, request, timeout_ms)) => {
+                let record = journal.map(|journal| {
+                    journal.asked(
+                        ask,
+                        agent_id.as_deref(),
+                        request.key.as_deref(),
+                        &request.questions,
+                        timeout_ms,
+                    );
+                    AskRecord {
+                        journal,
+                        ask,
+                        asked_at: Instant::now(),
+                    }
+                });
+                Ok(PendingAsk::begin(
+                    registration,
+                    request,
+                    timeout_ms,
+                    self.is_strict(),
+                    record,
+                ))
+            }
+            Err(error) => {
+                if let Some(journal) = journal {
+                    journal.refused(ask, agent_id.as_deref(), &error);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Parses a wire request (`{"questions":[…],"timeoutMs"?,"key"?}`, see
+    /// [`AskUserQuestionRequest::from_json`]) and [`start`](Self::start)s it with this agent
+    /// and signal. Malformed input counts as an ask refused (§18).
+    pub fn start_json(
+        &self,
+        text: &str,
+        agent: Option<Agent>,
+        signal: Option<AbortSignal>,
+    ) -> Result<PendingAsk> {
+        self.start_parsed(AskUserQuestionRequest::from_json(text), agent, signal)
+    }
+
+    /// [`start_json`](Self::start_json) for untyped JSON.
+    pub fn start_value(
+        &self,
+        value: &serde_json::Value,
+        agent: Option<Agent>,
+        signal: Option<AbortSignal>,
+    ) -> Result<PendingAsk> {
+        self.start_parsed(AskUserQuestionRequest::from_value(value), agent, signal)
+    }
+
+    /// [`start`](Self::start)s a request parsed by the caller; a parse error counts as an
+    /// ask refused (§18) and is returned.
+    pub fn start_parsed(
+        &self,
+        parsed: Result<AskUserQuestionRequest>,
+        agent: Option<Agent>,
+        signal: Option<AbortSignal>,
+    ) -> Result<PendingAsk> {
+        match parsed {
+            Ok(mut request) => {
+                request.agent = agent;
+                request.signal = signal;
+                self.start(request)
+            }
+            Err(error) => {
+                self.refuse(agent.as_ref(), &error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Records an ask refused before it could be parsed (§18): numbers it and journals it.
+    pub fn refuse(&self, agent: Option<&Agent>, error: &UserQuestionError) {
+        let ask = self.inner.asks.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(journal) = self.inner.journal() {
+            journal.refused(ask, agent.map(Agent::id), error);
+        }
+    }
+
+    /// The checks of `start`, in order; the provider to reach on success.
+    fn check(
+        &self,
+        request: AskUserQuestionRequest,
+    ) -> Result<(Arc<Registration>, AskUserQuestionRequest, Option<u64>)> {
+        check_question_limits(&request.questions)?;
+        let timeout_ms = request.timeout_ms()?;
+        if let Some(key) = &request.key {
+            check_key(key)?;
+        }
+        if request.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
             return Err(UserQuestionError::aborted());
         }
-        check_not_empty(&questions)?;
-        if let Some(agent) = &agent {
+        check_not_empty(&request.questions)?;
+        if let Some(agent) = &request.agent {
             match self.inner.agents.standing(agent) {
                 Standing::Root => {}
                 Standing::Child => {
@@ -271,18 +352,12 @@ impl UserQuestionService {
                 }
             }
         }
-        check_questions(&questions)?;
+        check_questions(&request.questions)?;
         let registration =
             self.inner.lock().current.clone().ok_or_else(|| {
                 UserQuestionError::new(ErrorCode::NoProvider, messages::NO_PROVIDER)
             })?;
-        Ok(PendingAsk::begin(
-            registration,
-            questions.into(),
-            agent,
-            signal,
-            self.is_strict(),
-        ))
+        Ok((registration, request, timeout_ms))
     }
 }
 
@@ -328,25 +403,40 @@ impl ProviderRegistration {
 
 struct Settlement {
     waker: AtomicWaker,
+    /// Why the ask was withdrawn: the first withdrawal claims it.
     reason: Mutex<Option<UserQuestionError>>,
+    /// Set once the claimed withdrawal has fired the provider's signal (its listeners ran):
+    /// only then may the asker observe it (§4.7).
+    published: AtomicBool,
     withdraw: AbortController,
 }
 
 impl Settlement {
-    /// Records why the ask was withdrawn (first reason wins), fires the provider's signal and
-    /// wakes the asker.
+    /// Withdraws the ask: the first reason wins; the provider's signal fires (its listeners
+    /// run, on this thread), and only then is the asker woken.
     fn withdraw(&self, reason: UserQuestionError) {
         {
             let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
-            if slot.is_none() {
-                *slot = Some(reason);
+            if slot.is_some() {
+                return;
             }
+            *slot = Some(reason);
         }
         self.withdraw.abort();
+        self.published.store(true, Ordering::Release);
         self.waker.wake();
     }
 
-    fn reason(&self) -> Option<UserQuestionError> {
+    /// The withdrawal's reason, once the provider's signal has fired for it.
+    fn published_reason(&self) -> Option<UserQuestionError> {
+        if self.published.load(Ordering::Acquire) {
+            self.claimed_reason()
+        } else {
+            None
+        }
+    }
+
+    fn claimed_reason(&self) -> Option<UserQuestionError> {
         self.reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -360,9 +450,13 @@ impl Settlement {
 #[must_use = "an ask settles only when polled; dropping it withdraws the ask"]
 pub struct PendingAsk {
     provider: Option<ProviderFuture>,
+    /// The provider's outcome, held until a withdrawal in progress has fired its signal.
+    held: Option<Result<AskUserQuestionAnswer>>,
     settlement: Arc<Settlement>,
     listeners: Vec<AbortListener>,
     questions: Arc<[AskUserQuestionItem]>,
+    deadline: Option<Deadline>,
+    record: Option<AskRecord>,
     strict: bool,
     provider_decides: bool,
     registration: Option<Arc<Registration>>,
@@ -372,6 +466,7 @@ impl fmt::Debug for PendingAsk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PendingAsk")
             .field("settled", &self.registration.is_none())
+            .field("deadline", &self.deadline)
             .finish()
     }
 }
@@ -396,20 +491,40 @@ fn provider_panicked(payload: &(dyn Any + Send)) -> UserQuestionError {
 impl PendingAsk {
     fn begin(
         registration: Arc<Registration>,
-        questions: Arc<[AskUserQuestionItem]>,
-        agent: Option<Agent>,
-        signal: Option<AbortSignal>,
+        request: AskUserQuestionRequest,
+        timeout_ms: Option<u64>,
         strict: bool,
+        record: Option<AskRecord>,
     ) -> PendingAsk {
+        let AskUserQuestionRequest {
+            questions,
+            agent,
+            signal,
+            key,
+            ..
+        } = request;
+        let questions: Arc<[AskUserQuestionItem]> = questions.into();
         let settlement = Arc::new(Settlement {
             waker: AtomicWaker::new(),
             reason: Mutex::new(None),
+            published: AtomicBool::new(false),
             withdraw: AbortController::new(),
+        });
+        // The clock starts as the provider is reached (§16).
+        let deadline = timeout_ms.map(|ms| {
+            let s = Arc::downgrade(&settlement);
+            Deadline::arm(ms, move || {
+                if let Some(s) = s.upgrade() {
+                    s.withdraw(UserQuestionError::timed_out(ms));
+                }
+            })
         });
         let request = ProviderRequest {
             questions: questions.clone(),
             agent,
             signal: settlement.withdraw.signal(),
+            key,
+            deadline: deadline.clone(),
         };
         let provider = registration.provider.clone();
         let provider_decides = provider.decides_withdrawal_races();
@@ -435,9 +550,12 @@ impl PendingAsk {
         );
         PendingAsk {
             provider: Some(future),
+            held: None,
             settlement,
             listeners,
             questions,
+            deadline,
+            record,
             strict,
             provider_decides,
             registration: Some(registration),
@@ -449,12 +567,25 @@ impl PendingAsk {
         self.settlement.withdraw.signal()
     }
 
-    fn settle(&mut self) {
-        for listener in self.listeners.drain(..) {
-            listener.remove();
-        }
+    /// The ask's deadline, when it has one.
+    pub fn deadline(&self) -> Option<&Deadline> {
+        self.deadline.as_ref()
+    }
+
+    /// Settles: releases the listeners, the provider and the deadline, and writes the
+    /// journal's `settled` line — all before the asker sees `result`.
+    fn settle(&mut self, result: Result<AskUserQuestionAnswer>) -> Result<AskUserQuestionAnswer> {
+        self.listeners.clear();
         self.provider = None;
+        self.held = None;
         self.registration = None;
+        if let Some(deadline) = &self.deadline {
+            deadline.clear();
+        }
+        if let Some(record) = self.record.take() {
+            record.settled(&result);
+        }
+        result
     }
 
     fn finish_with_provider(
@@ -471,7 +602,7 @@ impl PendingAsk {
             Err(error) => {
                 // An ask that was withdrawn settles with the withdrawal's reason, whatever error
                 // the provider gave on seeing its signal.
-                if let Some(reason) = self.settlement.reason() {
+                if let Some(reason) = self.settlement.claimed_reason() {
                     return Err(reason);
                 }
                 if error.code() == ErrorCode::Ok {
@@ -484,6 +615,14 @@ impl PendingAsk {
             }
         }
     }
+
+    /// Whether the provider's outcome must wait: a withdrawal was claimed but its signal's
+    /// listeners have not all run yet (§4.7).
+    fn must_hold(&self, outcome: &Result<AskUserQuestionAnswer>) -> bool {
+        outcome.is_err()
+            && !self.settlement.published.load(Ordering::Acquire)
+            && self.settlement.claimed_reason().is_some()
+    }
 }
 
 impl Future for PendingAsk {
@@ -491,39 +630,54 @@ impl Future for PendingAsk {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let Some(provider) = this.provider.as_mut() else {
+        if this.registration.is_none() {
             return Poll::Ready(Err(UserQuestionError::new(
                 ErrorCode::Internal,
                 "the ask was polled after it settled",
             )));
-        };
+        }
         // A withdrawal settles the ask at once; what the provider resolves after it is late and
         // dropped — unless the provider decides that race itself (the inbox).
         if !this.provider_decides
-            && let Some(reason) = this.settlement.reason()
+            && let Some(reason) = this.settlement.published_reason()
         {
-            this.settle();
-            return Poll::Ready(Err(reason));
+            return Poll::Ready(this.settle(Err(reason)));
         }
-        let polled = catch_unwind(AssertUnwindSafe(|| provider.as_mut().poll(cx)));
-        let outcome = match polled {
-            Ok(Poll::Ready(outcome)) => Some(outcome),
-            Ok(Poll::Pending) => None,
-            Err(payload) => Some(Err(provider_panicked(&*payload))),
+        let outcome = match this.held.take() {
+            Some(outcome) => Some(outcome),
+            None => match this.provider.as_mut() {
+                Some(provider) => {
+                    match catch_unwind(AssertUnwindSafe(|| provider.as_mut().poll(cx))) {
+                        Ok(Poll::Ready(outcome)) => Some(outcome),
+                        Ok(Poll::Pending) => None,
+                        Err(payload) => Some(Err(provider_panicked(&*payload))),
+                    }
+                }
+                None => None,
+            },
         };
         if let Some(outcome) = outcome {
+            if this.must_hold(&outcome) {
+                this.provider = None;
+                this.held = Some(outcome);
+                this.settlement.waker.register(cx.waker());
+                if this.must_hold(this.held.as_ref().expect("just held")) {
+                    return Poll::Pending;
+                }
+                let outcome = this.held.take().expect("just held");
+                let result = this.finish_with_provider(outcome);
+                return Poll::Ready(this.settle(result));
+            }
             let result = this.finish_with_provider(outcome);
-            this.settle();
-            return Poll::Ready(result);
+            return Poll::Ready(this.settle(result));
         }
         this.settlement.waker.register(cx.waker());
         // A provider that decides the race always resolves after a withdrawal (the inbox sends
         // the winning settlement, answer or withdrawal); wait for it rather than guess.
         if !this.provider_decides
-            && let Some(reason) = this.settlement.reason()
+            && let Some(reason) = this.settlement.published_reason()
         {
-            this.settle();
-            return Poll::Ready(Err(reason));
+            return Poll::Ready(this.settle(Err(reason)));
         }
         Poll::Pending
     }
@@ -534,7 +688,11 @@ impl Drop for PendingAsk {
         if self.registration.is_some() {
             // Withdrawn by the asker: the provider must see its signal fire.
             self.settlement.withdraw(UserQuestionError::aborted());
-            self.settle();
+            let reason = self
+                .settlement
+                .claimed_reason()
+                .unwrap_or_else(UserQuestionError::aborted);
+            let _ = self.settle(Err(reason));
         }
     }
 }
@@ -568,6 +726,20 @@ impl Context {
         let agents = AgentRegistry::new();
         let service = UserQuestionService::new(agents.clone());
         Context { agents, service }
+    }
+
+    /// A context whose asks are written to the journal at `path` (§18). Never fails: a file
+    /// that cannot be opened counts as the first write error.
+    pub fn with_journal(path: impl AsRef<Path>) -> Self {
+        let ctx = Context::new();
+        ctx.service.set_journal(path);
+        ctx
+    }
+
+    /// Writes every later ask to the journal at `path` (§18); see
+    /// [`UserQuestionService::set_journal`].
+    pub fn set_journal(&self, path: impl AsRef<Path>) {
+        self.service.set_journal(path);
     }
 
     /// The live agents of this context.

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -9,11 +10,10 @@ use serde_json::Value;
 use crate::abort::AbortSignal;
 use crate::agents::Agent;
 use crate::error::{ErrorCode, Result, UserQuestionError};
-use crate::service::{AskUserQuestionRequest, UserQuestionService};
-use crate::types::{
-    AskUserQuestionAnswer, AskUserQuestionItem, Path, object, opt_string, parse_options,
-    req_string, type_error,
-};
+use crate::parse::{Path, object, opt_string, parse_options, req_string, type_error};
+use crate::request::AskUserQuestionRequest;
+use crate::service::UserQuestionService;
+use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
 
 /// The tool's name.
 pub const NAME: &str = "ask_user_question";
@@ -39,13 +39,49 @@ pub fn parameters() -> Value {
     definition_value()["parameters"].clone()
 }
 
-/// What the tool's caller passes besides the arguments.
+/// What the tool's caller passes besides the arguments — never the model: the deadline and
+/// the key come from the caller's options (§16, §20), not from the tool arguments.
 #[derive(Clone, Debug, Default)]
 pub struct ToolExecution {
     /// The calling agent, when there is one.
     pub agent: Option<Agent>,
     /// The cancellation channel.
     pub signal: Option<AbortSignal>,
+    /// The ask's deadline (§16).
+    pub timeout: Option<Duration>,
+    /// The ask's resumable key (§20), e.g. the tool call's id.
+    pub key: Option<String>,
+}
+
+impl ToolExecution {
+    /// No agent, signal, deadline or key.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asked by `agent`.
+    pub fn with_agent(mut self, agent: Agent) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// Withdrawn when `signal` aborts.
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// With a deadline.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// With a resumable key.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
 }
 
 /// The tool's result: never an exception, always one of the two shapes of §9.
@@ -195,13 +231,21 @@ pub fn execute(
     args: &Value,
     exec: ToolExecution,
 ) -> impl Future<Output = ToolResult> + Send + 'static + use<> {
-    let started = questions_from_args(args).and_then(|questions| {
-        service.start(AskUserQuestionRequest {
-            questions,
-            agent: exec.agent,
-            signal: exec.signal,
-        })
-    });
+    let agent = exec.agent.clone();
+    let started = match questions_from_args(args) {
+        Ok(questions) => {
+            let mut request = AskUserQuestionRequest::new(questions);
+            request.agent = exec.agent;
+            request.signal = exec.signal;
+            request.timeout = exec.timeout;
+            request.key = exec.key;
+            service.start(request)
+        }
+        Err(error) => {
+            service.refuse(agent.as_ref(), &error);
+            Err(error)
+        }
+    };
     async move {
         match started {
             Ok(pending) => pending.await.into(),
@@ -222,7 +266,13 @@ pub fn execute_json(
             UserQuestionError::invalid_request(format!("arguments are not valid JSON: {e}"))
         })
     });
-    let started = args.map(|args| execute(service, &args, exec));
+    let started = match args {
+        Ok(args) => Ok(execute(service, &args, exec)),
+        Err(error) => {
+            service.refuse(exec.agent.as_ref(), &error);
+            Err(error)
+        }
+    };
     async move {
         match started {
             Ok(future) => future.await,
@@ -256,7 +306,7 @@ mod tests {
     #[test]
     fn result_json_has_the_spec_shape_and_key_order() {
         let ok = ToolResult::Success(
-            crate::types::parse_answer_json(r#"{"answers":[{"id":"pkg","selected":["pnpm"]}]}"#)
+            crate::parse::parse_answer_json(r#"{"answers":[{"id":"pkg","selected":["pnpm"]}]}"#)
                 .unwrap(),
         );
         assert_eq!(

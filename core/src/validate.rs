@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::agents::json_string;
+use crate::error::json_string;
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
 use crate::types::AskUserQuestionItem;
 

@@ -394,9 +394,13 @@ fn inbox_settles_by_ticket_and_tells_subscribers_in_order() {
         [1, 2, 3, 4]
     );
     assert_eq!(pending[0].agent_id.as_deref(), Some("root"));
+    let p1 = serde_json::to_string(&pending[1]).unwrap();
+    let asked_at = &pending[1].asked_at;
     assert_eq!(
-        serde_json::to_string(&pending[1]).unwrap(),
-        r#"{"ticket":2,"questions":[{"id":"pkg","question":"Which?","options":[{"label":"pnpm"},{"label":"npm"}]}]}"#
+        p1,
+        format!(
+            r#"{{"ticket":2,"questions":[{{"id":"pkg","question":"Which?","options":[{{"label":"pnpm"}},{{"label":"npm"}}]}}],"askedAt":"{asked_at}"}}"#
+        )
     );
 
     let bad = inbox.answer(1, answer("yarn")).unwrap_err();

@@ -1,7 +1,8 @@
 //! The conformance vectors of §14, run against the Rust core.
 //!
 //! Runs every case of `tests/vectors/` (ask cases in `*.json`, tool cases in `tool/*.json`,
-//! inbox cases in `inbox/*.json`, format in `tests/vectors/README.md`) and, when the
+//! inbox cases in `inbox/*.json`, review cases in `review/*.json`, format in
+//! `tests/vectors/README.md`) and, when the
 //! environment variable `UQ_VECTORS_DIR` is set, every case of that directory too. Each case
 //! runs on its own thread with a deadline, so a case that never settles is reported instead
 //! of hanging the suite. All failing cases are reported (file and case name) before the test
@@ -12,7 +13,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -20,10 +21,10 @@ use futures::executor::block_on;
 use serde_json::Value;
 use user_questions::tool::{self, ToolExecution};
 use user_questions::{
-    AbortController, Agent, AgentDetach, AskUserQuestionAnswer, AskUserQuestionItem,
-    AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode, ProviderFuture,
-    ProviderRequest, QuestionInbox, Result as UqResult, UserQuestionError, UserQuestionProvider,
-    messages, parse_answer, parse_request, parse_request_json,
+    AbortController, Agent, AgentDetach, AskUserQuestionAnswer, AskUserQuestionRequest, AutoPolicy,
+    AutoResponder, Context, ErrorCode, InboxEvent, PendingAsk, ProviderFuture, ProviderRequest,
+    QuestionInbox, Result as UqResult, ReviewPlanRequest, UserQuestionError, UserQuestionProvider,
+    messages, parse_answer,
 };
 
 /// How long one case may take before it is reported as never settling.
@@ -38,6 +39,7 @@ enum Kind {
     Ask,
     Tool,
     Inbox,
+    Review,
 }
 
 impl Kind {
@@ -46,6 +48,7 @@ impl Kind {
             Kind::Ask => "ask",
             Kind::Tool => "tool",
             Kind::Inbox => "inbox",
+            Kind::Review => "review",
         }
     }
 }
@@ -90,6 +93,7 @@ fn load(root: &Path, cases: &mut Vec<Case>, errors: &mut Vec<String>) {
         (Kind::Ask, root.to_path_buf()),
         (Kind::Tool, root.join("tool")),
         (Kind::Inbox, root.join("inbox")),
+        (Kind::Review, root.join("review")),
     ] {
         for file in json_files(&dir) {
             let parsed = std::fs::read_to_string(&file)
@@ -205,6 +209,7 @@ struct VectorProvider {
     behaviour: Behaviour,
     during: bool,
     called: Arc<AtomicBool>,
+    seen: Arc<Mutex<Option<ProviderRequest>>>,
 }
 
 fn provider_answer(answer: &Value) -> UqResult<AskUserQuestionAnswer> {
@@ -215,6 +220,7 @@ fn provider_answer(answer: &Value) -> UqResult<AskUserQuestionAnswer> {
 impl UserQuestionProvider for VectorProvider {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
         self.called.store(true, Ordering::SeqCst);
+        *self.seen.lock().unwrap() = Some(request.clone());
         let outcome: ProviderFuture = match &self.behaviour {
             Behaviour::Never => return Box::pin(futures::future::pending()),
             Behaviour::Answer(answer) => {
@@ -288,37 +294,155 @@ fn behaviour(spec: &Value) -> Result<Behaviour, String> {
     Err(format!("unknown provider {spec}"))
 }
 
-/// Registers the case's provider, if any; returns its "was called" flag.
-fn register_provider(
-    ctx: &Context,
-    case: &Value,
-    during: bool,
-) -> Result<Option<Arc<AtomicBool>>, String> {
+/// What the runner's provider recorded.
+#[derive(Default)]
+struct Seen {
+    called: Arc<AtomicBool>,
+    request: Arc<Mutex<Option<ProviderRequest>>>,
+}
+
+impl Seen {
+    fn was_called(&self) -> bool {
+        self.called.load(Ordering::SeqCst)
+    }
+}
+
+/// Registers the case's provider, if any; returns what it records.
+fn register_provider(ctx: &Context, case: &Value, during: bool) -> Result<Option<Seen>, String> {
     let Some(spec) = case.get("provider") else {
         return Ok(None);
     };
-    let called = Arc::new(AtomicBool::new(false));
+    let seen = Seen::default();
     let provider = VectorProvider {
         behaviour: behaviour(spec)?,
         during,
-        called: called.clone(),
+        called: seen.called.clone(),
+        seen: seen.request.clone(),
     };
     // The registration handle is dropped: dropping it keeps the provider registered.
     let _registration = ctx
         .user_questions()
         .register_provider(provider)
         .map_err(|e| format!("register_provider failed: {e}"))?;
-    Ok(Some(called))
+    Ok(Some(seen))
 }
 
-fn request_questions(case: &Value) -> Result<UqResult<Vec<AskUserQuestionItem>>, String> {
+/// The case's request, parsed as the wire form (`timeoutMs` and `key` included).
+fn request_of(case: &Value) -> Result<UqResult<AskUserQuestionRequest>, String> {
     if let Some(request) = case.get("request") {
-        Ok(parse_request(request))
+        Ok(AskUserQuestionRequest::from_value(request))
     } else if let Some(text) = case.get("requestJson") {
         let text = text.as_str().ok_or("`requestJson` must be a string")?;
-        Ok(parse_request_json(text))
+        Ok(AskUserQuestionRequest::from_json(text))
     } else {
         Err("a case needs `request` or `requestJson`".into())
+    }
+}
+
+/// A context, with a journal in a fresh temporary file when the case expects journal lines.
+fn context_for(case: &Value) -> (Context, Option<tempfile::TempDir>) {
+    if case.get("journal").is_some() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let ctx = Context::with_journal(dir.path().join("journal.jsonl"));
+        (ctx, Some(dir))
+    } else {
+        (Context::new(), None)
+    }
+}
+
+/// Whether `at` is RFC 3339 UTC with milliseconds: `2026-11-30T17:02:03.456Z`.
+fn is_rfc3339_millis(at: &str) -> bool {
+    let b = at.as_bytes();
+    b.len() == 24
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'.',
+            23 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// Normalises one journal line (README: `at` → `"T"` after checking its form, `ms` → 0).
+fn normalise_journal_line(line: &str) -> Result<String, String> {
+    let mut out = line.to_owned();
+    let at_start = out
+        .find(r#""at":""#)
+        .ok_or_else(|| format!("journal line without `at`: {line}"))?
+        + 6;
+    let at_end = at_start
+        + out[at_start..]
+            .find('"')
+            .ok_or_else(|| format!("unterminated `at`: {line}"))?;
+    if !is_rfc3339_millis(&out[at_start..at_end]) {
+        return Err(format!(
+            "`at` is not RFC 3339 UTC with milliseconds: {line}"
+        ));
+    }
+    out.replace_range(at_start..at_end, "T");
+    if let Some(ms) = out.find(r#","ms":"#) {
+        let start = ms + 6;
+        let len = out[start..].bytes().take_while(u8::is_ascii_digit).count();
+        if len == 0 {
+            return Err(format!("`ms` is not a whole number: {line}"));
+        }
+        out.replace_range(start..start + len, "0");
+    }
+    Ok(out)
+}
+
+/// Compares the journal the case wrote with its `journal` lines.
+fn check_journal(case: &Value, dir: Option<&tempfile::TempDir>) -> Result<(), String> {
+    let (Some(expected), Some(dir)) = (case.get("journal"), dir) else {
+        return Ok(());
+    };
+    let expected: Vec<&str> = expected
+        .as_array()
+        .ok_or("`journal` must be an array of lines")?
+        .iter()
+        .map(|l| l.as_str().ok_or("`journal` lines are strings"))
+        .collect::<Result<_, _>>()?;
+    let text = std::fs::read_to_string(dir.path().join("journal.jsonl"))
+        .map_err(|e| format!("cannot read the journal: {e}"))?;
+    if !text.ends_with('\n') && !text.is_empty() {
+        return Err("the journal's last line is not terminated".into());
+    }
+    let got = text
+        .lines()
+        .map(normalise_journal_line)
+        .collect::<Result<Vec<_>, _>>()?;
+    if got != expected {
+        return Err(format!(
+            "journal lines differ:\n      expected {expected:#?}\n      got {got:#?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks what the provider received against `providerRequest` (`key`, `expiresAt`).
+fn check_provider_request(case: &Value, seen: Option<&Seen>) -> Result<(), String> {
+    let Some(expected) = case.get("providerRequest") else {
+        return Ok(());
+    };
+    let request = seen
+        .and_then(|s| s.request.lock().unwrap().clone())
+        .ok_or("`providerRequest` given but the provider was not reached")?;
+    let key = expected.get("key").and_then(Value::as_str);
+    if request.key.as_deref() != key {
+        return Err(format!(
+            "the provider saw key {:?}, expected {key:?}",
+            request.key
+        ));
+    }
+    let has_expiry = expected.get("expiresAt").and_then(Value::as_bool) == Some(true);
+    match (request.expires_at(), has_expiry) {
+        (Some(at), true) if is_rfc3339_millis(&at) => Ok(()),
+        (None, false) => Ok(()),
+        (got, _) => Err(format!(
+            "the provider saw expiresAt {got:?}, expected {}",
+            if has_expiry { "one" } else { "none" }
+        )),
     }
 }
 
@@ -370,14 +494,14 @@ fn check_outcome(expect: &Value, outcome: &UqResult<AskUserQuestionAnswer>) -> R
     Err(format!("`expect` must hold `answer` or `error`: {expect}"))
 }
 
-fn check_provider_called(case: &Value, called: Option<&AtomicBool>) -> Result<(), String> {
+fn check_provider_called(case: &Value, seen: Option<&Seen>) -> Result<(), String> {
     let Some(expected) = case.get("providerCalled") else {
         return Ok(());
     };
     let expected = expected
         .as_bool()
         .ok_or("`providerCalled` must be a boolean")?;
-    let got = called.is_some_and(|c| c.load(Ordering::SeqCst));
+    let got = seen.is_some_and(Seen::was_called);
     if got == expected {
         Ok(())
     } else {
@@ -393,16 +517,20 @@ fn check_provider_called(case: &Value, called: Option<&AtomicBool>) -> Result<()
 // The three kinds
 // ---------------------------------------------------------------------------------------
 
+fn abort_of(case: &Value) -> Result<Option<&str>, String> {
+    match case.get("abort") {
+        None => Ok(None),
+        Some(Value::String(when)) if when == "before" || when == "during" => Ok(Some(when)),
+        Some(other) => Err(format!("`abort` must be \"before\" or \"during\": {other}")),
+    }
+}
+
 fn run_ask(case: &Value) -> Result<(), String> {
-    let ctx = Context::new();
+    let (ctx, journal_dir) = context_for(case);
     let agents = enter_agents(&ctx, case)?;
     let caller = caller(case, &agents)?;
-    let abort = match case.get("abort") {
-        None => None,
-        Some(Value::String(when)) if when == "before" || when == "during" => Some(when.as_str()),
-        Some(other) => return Err(format!("`abort` must be \"before\" or \"during\": {other}")),
-    };
-    let called = register_provider(&ctx, case, abort == Some("during"))?;
+    let abort = abort_of(case)?;
+    let seen = register_provider(&ctx, case, abort == Some("during"))?;
     if let Some(strict) = case.get("strict") {
         ctx.user_questions()
             .set_strict(strict.as_bool().ok_or("`strict` must be a boolean")?);
@@ -412,31 +540,117 @@ fn run_ask(case: &Value) -> Result<(), String> {
         controller.abort();
     }
     // Malformed input fails before every check of §3, the aborted signal included.
-    let outcome = request_questions(case)?.and_then(|questions| {
-        let pending = ctx.user_questions().start(AskUserQuestionRequest {
-            questions,
-            agent: caller,
-            signal: abort.map(|_| controller.signal()),
-        })?;
-        if abort == Some("during") && called.as_ref().is_some_and(|c| c.load(Ordering::SeqCst)) {
+    let started = ctx.user_questions().start_parsed(
+        request_of(case)?,
+        caller,
+        abort.map(|_| controller.signal()),
+    );
+    let outcome = started.and_then(|pending| {
+        if abort == Some("during") && seen.as_ref().is_some_and(Seen::was_called) {
             controller.abort();
         }
         block_on(pending)
     });
     let expect = case.get("expect").ok_or("a case needs `expect`")?;
     check_outcome(expect, &outcome)?;
-    check_provider_called(case, called.as_deref())
+    check_provider_called(case, seen.as_ref())?;
+    check_provider_request(case, seen.as_ref())?;
+    check_journal(case, journal_dir.as_ref())
+}
+
+fn run_review(case: &Value) -> Result<(), String> {
+    let (ctx, journal_dir) = context_for(case);
+    let agents = enter_agents(&ctx, case)?;
+    let caller = caller(case, &agents)?;
+    let abort = abort_of(case)?;
+    let seen = register_provider(&ctx, case, abort == Some("during"))?;
+    let controller = AbortController::new();
+    if abort == Some("before") {
+        controller.abort();
+    }
+    let plan = case
+        .get("plan")
+        .and_then(Value::as_str)
+        .ok_or("a review case needs a string `plan`")?;
+    let mut request = ReviewPlanRequest::new(plan);
+    if let Some(q) = case.get("question") {
+        request = request.with_question(q.as_str().ok_or("`question` must be a string")?);
+    }
+    if let Some(ms) = case.get("timeoutMs") {
+        let ms = ms.as_u64().ok_or("`timeoutMs` must be a whole number")?;
+        request = request.with_timeout(Duration::from_millis(ms));
+    }
+    request.agent = caller;
+    if abort.is_some() {
+        request.signal = Some(controller.signal());
+    }
+    let outcome = ctx
+        .user_questions()
+        .start_review(request)
+        .and_then(|pending| {
+            if abort == Some("during") && seen.as_ref().is_some_and(Seen::was_called) {
+                controller.abort();
+            }
+            block_on(pending)
+        });
+    let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    match (expect.get("review"), &outcome) {
+        (Some(review), Ok(got)) => {
+            let got = serde_json::to_value(got).map_err(|e| e.to_string())?;
+            if &got != review {
+                return Err(format!("expected review {review}, got {got}"));
+            }
+        }
+        (Some(review), Err(e)) => {
+            return Err(format!(
+                "expected review {review}, got error {} {:?}",
+                e.code(),
+                e.message()
+            ));
+        }
+        (None, _) => {
+            check_outcome(
+                expect,
+                &outcome.map(|r| {
+                    // A review is not an answer; only errors are compared here.
+                    let _ = r;
+                    AskUserQuestionAnswer::default()
+                }),
+            )?;
+        }
+    }
+    check_provider_called(case, seen.as_ref())?;
+    if let Some(questions) = case.get("providerQuestions") {
+        let request = seen
+            .as_ref()
+            .and_then(|s| s.request.lock().unwrap().clone())
+            .ok_or("`providerQuestions` given but the provider was not reached")?;
+        let got = serde_json::to_value(&*request.questions).map_err(|e| e.to_string())?;
+        if &got != questions {
+            return Err(format!(
+                "the provider saw questions {got}, expected {questions}"
+            ));
+        }
+    }
+    check_journal(case, journal_dir.as_ref())
 }
 
 fn run_tool(case: &Value) -> Result<(), String> {
-    let ctx = Context::new();
+    let (ctx, journal_dir) = context_for(case);
     let agents = enter_agents(&ctx, case)?;
     let agent = caller(case, &agents)?;
-    let called = register_provider(&ctx, case, false)?;
-    let exec = ToolExecution {
+    let seen = register_provider(&ctx, case, false)?;
+    let mut exec = ToolExecution {
         agent,
-        signal: None,
+        ..Default::default()
     };
+    if let Some(ms) = case.get("timeoutMs") {
+        let ms = ms.as_u64().ok_or("`timeoutMs` must be a whole number")?;
+        exec.timeout = Some(Duration::from_millis(ms));
+    }
+    if let Some(key) = case.get("key") {
+        exec.key = Some(key.as_str().ok_or("`key` must be a string")?.to_owned());
+    }
     let result = if let Some(args) = case.get("args") {
         block_on(tool::execute(ctx.user_questions(), args, exec))
     } else if let Some(text) = case.get("argsJson") {
@@ -450,28 +664,74 @@ fn run_tool(case: &Value) -> Result<(), String> {
     if &got != expect {
         return Err(format!("expected tool result {expect}\n      got {got}"));
     }
-    check_provider_called(case, called.as_deref())
+    check_provider_called(case, seen.as_ref())?;
+    check_provider_request(case, seen.as_ref())?;
+    check_journal(case, journal_dir.as_ref())
+}
+
+/// One subscriber event as the README writes it: `requested 1`, `resolved 1 answered`,
+/// `extended 1`.
+fn event_line(event: &InboxEvent) -> String {
+    match event {
+        InboxEvent::Requested(p) => format!("requested {}", p.ticket),
+        InboxEvent::Resolved { ticket, outcome } => {
+            format!("resolved {ticket} {}", outcome.as_str())
+        }
+        InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),
+        _ => "unknown".to_owned(),
+    }
+}
+
+/// The keys of a JSON object, in order, as serialized.
+fn json_keys(json: &str) -> Result<Vec<String>, String> {
+    // serde_json's Map sorts keys unless `preserve_order` is on; read the order off the text.
+    let value: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let obj = value.as_object().ok_or("not an object")?;
+    let mut keys: Vec<(usize, String)> = obj
+        .keys()
+        .map(|k| {
+            let needle = format!("{}:", serde_json::to_string(k).unwrap());
+            (json.find(&needle).unwrap_or(usize::MAX), k.clone())
+        })
+        .collect();
+    keys.sort();
+    Ok(keys.into_iter().map(|(_, k)| k).collect())
 }
 
 fn run_inbox(case: &Value) -> Result<(), String> {
-    let ctx = Context::new();
+    let (ctx, journal_dir) = context_for(case);
     let agents = enter_agents(&ctx, case)?;
     let caller = caller(case, &agents)?;
     let caller_id = caller.as_ref().map(|a| a.id().to_owned());
     let inbox = QuestionInbox::new();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let log = events.clone();
+    let _subscription = inbox.subscribe(move |e| log.lock().unwrap().push(event_line(e)));
     let _registration = ctx
         .user_questions()
         .register_provider(inbox.clone())
         .map_err(|e| format!("register_provider failed: {e}"))?;
-    let questions = request_questions(case)?;
-    let asked = questions.clone();
-    let started = questions.and_then(|questions| {
-        ctx.user_questions().start(AskUserQuestionRequest {
-            questions,
-            agent: caller,
-            signal: None,
-        })
-    });
+    let request = request_of(case)?;
+    let asked = request.as_ref().map(|r| r.questions.clone()).ok();
+    let mut started: Option<UqResult<PendingAsk>> =
+        Some(ctx.user_questions().start_parsed(request, caller, None));
+    let mut settled: Option<UqResult<AskUserQuestionAnswer>> = None;
+    if let Some(keys) = case.get("pendingKeys") {
+        let listed = inbox.pending();
+        let p = listed
+            .first()
+            .ok_or("`pendingKeys` given but nothing is pending")?;
+        let got = json_keys(&p.to_json())?;
+        if serde_json::to_value(&got).map_err(|e| e.to_string())? != *keys {
+            return Err(format!("pending() keys are {got:?}, expected {keys}"));
+        }
+        if !is_rfc3339_millis(&p.asked_at) {
+            return Err(format!(
+                "askedAt {:?} is not RFC 3339 with milliseconds",
+                p.asked_at
+            ));
+        }
+    }
     let steps = match case.get("submit") {
         None => Vec::new(),
         Some(s) => s.as_array().ok_or("`submit` must be an array")?.clone(),
@@ -483,19 +743,39 @@ fn run_inbox(case: &Value) -> Result<(), String> {
                 .as_u64()
                 .ok_or("`ticket` must be a non-negative integer")?,
         };
+        if step.get("settle").is_some() {
+            // Waits for the ask to settle (a deadline), then goes on with the next step.
+            let outcome = match started.take() {
+                Some(Ok(pending)) => block_on(pending),
+                Some(Err(e)) => Err(e),
+                None => return Err(format!("step {i}: the ask already settled")),
+            };
+            settled = Some(outcome);
+            continue;
+        }
+        let before = inbox
+            .pending()
+            .into_iter()
+            .find(|p| p.ticket == ticket)
+            .and_then(|p| p.expires_at);
         let result = if let Some(answer) = step.get("answer") {
             match parse_answer(answer) {
-                Ok(answer) => inbox.answer(ticket, answer),
+                Ok(answer) => inbox.answer(ticket, answer).map(|()| None),
                 // A submission that is not of the answer shape does not fit (§6).
                 Err(e) => Err(UserQuestionError::new(ErrorCode::BadAnswer, e.message())),
             }
         } else if step.get("cancel").is_some() {
-            inbox.cancel(ticket)
+            inbox.cancel(ticket).map(|()| None)
         } else if let Some(message) = step.get("fail") {
-            inbox.fail(
-                ticket,
-                message.as_str().ok_or("`fail` must be a message string")?,
-            )
+            inbox
+                .fail(
+                    ticket,
+                    message.as_str().ok_or("`fail` must be a message string")?,
+                )
+                .map(|()| None)
+        } else if let Some(ms) = step.get("extend") {
+            let ms = ms.as_i64().ok_or("`extend` must be an integer")?;
+            inbox.extend_ms(ticket, ms)
         } else {
             return Err(format!("step {i}: unknown submission {step}"));
         };
@@ -504,7 +784,7 @@ fn run_inbox(case: &Value) -> Result<(), String> {
             .and_then(Value::as_str)
             .ok_or_else(|| format!("step {i}: `expect` must be \"OK\" or a code"))?;
         let got = match &result {
-            Ok(()) => "OK".to_owned(),
+            Ok(_) => "OK".to_owned(),
             Err(e) => e.code().as_str().to_owned(),
         };
         if got != expected {
@@ -516,18 +796,38 @@ fn run_inbox(case: &Value) -> Result<(), String> {
                     .unwrap_or_default()
             ));
         }
+        if let Some(want) = step.get("expiresAt").and_then(Value::as_str) {
+            let returned = result.ok().flatten();
+            match (want, &returned, &before) {
+                ("none", None, _) => {}
+                ("later", Some(new), Some(old)) if is_rfc3339_millis(new) && new > old => {
+                    let listed = inbox.pending().into_iter().find(|p| p.ticket == ticket);
+                    if listed.and_then(|p| p.expires_at).as_ref() != Some(new) {
+                        return Err(format!(
+                            "step {i}: pending() does not show the new expiresAt"
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "step {i}: expected expiresAt {want}, returned {returned:?} (was {before:?})"
+                    ));
+                }
+            }
+        }
     }
     let expect = case.get("expect").ok_or("a case needs `expect`")?;
     let still_pending = inbox.pending();
     if expect.get("pending").and_then(Value::as_bool) == Some(true) {
-        let pending = match started {
-            Ok(pending) => pending,
-            Err(e) => {
+        let pending = match started.take() {
+            Some(Ok(pending)) => pending,
+            Some(Err(e)) => {
                 return Err(format!(
                     "expected the ask to stay pending, but it failed: {}",
                     describe(&Err(e))
                 ));
             }
+            None => return Err("expected the ask to stay pending, but it settled".into()),
         };
         let listed = still_pending.iter().find(|p| p.ticket == 1);
         match listed {
@@ -538,8 +838,7 @@ fn run_inbox(case: &Value) -> Result<(), String> {
                 ));
             }
             Some(p) => {
-                let asked = asked.map_err(|e| e.to_string())?;
-                if *p.questions != *asked {
+                if Some(p.questions.to_vec()) != asked {
                     return Err("pending() lists ticket 1 with other questions".into());
                 }
                 if p.agent_id != caller_id {
@@ -552,22 +851,32 @@ fn run_inbox(case: &Value) -> Result<(), String> {
         }
         ctx.dispose();
         let outcome = block_on(pending);
-        return check_outcome(
+        check_outcome(
             &serde_json::json!({"error": {"code": "ASK_ABORTED", "message": messages::PROVIDER_DISPOSED}}),
             &outcome,
         )
-        .map_err(|e| format!("after disposing the context: {e}"));
+        .map_err(|e| format!("after disposing the context: {e}"))?;
+    } else {
+        let outcome = match (settled, started.take()) {
+            (Some(outcome), _) => outcome,
+            (None, Some(Err(e))) => Err(e),
+            (None, Some(Ok(_))) if !still_pending.is_empty() => {
+                return Err(format!(
+                    "expected {expect}, but the ask is still pending after the steps"
+                ));
+            }
+            (None, Some(Ok(pending))) => block_on(pending),
+            (None, None) => return Err("the ask vanished".into()),
+        };
+        check_outcome(expect, &outcome)?;
     }
-    let outcome = match started {
-        Err(e) => Err(e),
-        Ok(_) if !still_pending.is_empty() => {
-            return Err(format!(
-                "expected {expect}, but the ask is still pending after the steps"
-            ));
+    if let Some(expected) = case.get("events") {
+        let got = events.lock().unwrap().clone();
+        if serde_json::to_value(&got).map_err(|e| e.to_string())? != *expected {
+            return Err(format!("subscriber events {got:?}, expected {expected}"));
         }
-        Ok(pending) => block_on(pending),
-    };
-    check_outcome(expect, &outcome)
+    }
+    check_journal(case, journal_dir.as_ref())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -586,6 +895,7 @@ fn run_case(case: &Case) -> Result<(), String> {
                 Kind::Ask => run_ask(&value),
                 Kind::Tool => run_tool(&value),
                 Kind::Inbox => run_inbox(&value),
+                Kind::Review => run_review(&value),
             };
             let _ = tx.send(result);
         });
@@ -646,11 +956,12 @@ fn conformance_vectors() {
     }
 
     let mut summary = format!(
-        "ran {} conformance vector cases ({} ask, {} tool, {} inbox); {own_total} from tests/vectors",
+        "ran {} conformance vector cases ({} ask, {} tool, {} inbox, {} review); {own_total} from tests/vectors",
         cases.len(),
         counts.get("ask").copied().unwrap_or(0),
         counts.get("tool").copied().unwrap_or(0),
         counts.get("inbox").copied().unwrap_or(0),
+        counts.get("review").copied().unwrap_or(0),
     );
     if let Some(dir) = &extra {
         let _ = write!(

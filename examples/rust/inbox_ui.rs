@@ -42,20 +42,16 @@ fn main() -> Result<(), UserQuestionError> {
         "id": "pkg", "question": "Which package manager?",
         "options": [{"label": "pnpm (Recommended)"}, {"label": "npm"}]
     }]});
-    let exec = ToolExecution {
-        agent: Some(root.clone()),
-        signal: None,
-    };
+    let exec = ToolExecution::new()
+        .with_agent(root.clone())
+        .with_key("call-1");
     let result = futures::executor::block_on(execute(ctx.user_questions(), &args, exec));
     println!("tool result: {}", result.to_json());
 
     // A child owned by the root may not ask: its question goes back in its final result.
     let child = Agent::new("worker");
     let _child = ctx.agents().enter(&child, Some(&root))?;
-    let exec = ToolExecution {
-        agent: Some(child),
-        signal: None,
-    };
+    let exec = ToolExecution::new().with_agent(child);
     let refused = futures::executor::block_on(execute(ctx.user_questions(), &args, exec));
     println!("child's tool result: {}", refused.to_json());
 

@@ -1,0 +1,218 @@
+//! The journal (§18): every ask on the record, as JSON Lines appended to a file.
+//!
+//! Each line is written whole with one `write` on a file opened for appending, before the
+//! ask's settlement can be observed. A journal that cannot be written never fails or delays
+//! an ask: failed writes are counted, and the first error is kept for the surface to report
+//! once.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{ErrorCode, UserQuestionError};
+use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
+
+/// How an ask ended, as the journal and the inbox name it.
+pub(crate) fn outcome_of(
+    result: &Result<AskUserQuestionAnswer, UserQuestionError>,
+) -> &'static str {
+    match result {
+        Ok(_) => "answered",
+        Err(e) => match e.code() {
+            ErrorCode::AskCancelled => "cancelled",
+            ErrorCode::AskAborted => "aborted",
+            ErrorCode::AskTimedOut => "timed_out",
+            _ => "failed",
+        },
+    }
+}
+
+/// An open journal file.
+pub(crate) struct Journal {
+    path: PathBuf,
+    file: Mutex<Option<File>>,
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+    first_error_taken: AtomicBool,
+}
+
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Asked<'a> {
+    at: &'a str,
+    event: &'static str,
+    ask: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+    questions: &'a [AskUserQuestionItem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Refused<'a> {
+    at: &'a str,
+    event: &'static str,
+    ask: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    code: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Settled<'a> {
+    at: &'a str,
+    event: &'static str,
+    ask: u64,
+    outcome: &'static str,
+    ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<&'a AskUserQuestionAnswer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
+impl Journal {
+    /// Opens `path` for appending (creating it). Never fails: a file that cannot be opened
+    /// counts as the first write error, and every later line is counted as failed.
+    pub(crate) fn open(path: &Path) -> Journal {
+        let journal = Journal {
+            path: path.to_owned(),
+            file: Mutex::new(None),
+            errors: AtomicU64::new(0),
+            first_error: Mutex::new(None),
+            first_error_taken: AtomicBool::new(false),
+        };
+        match OpenOptions::new().append(true).create(true).open(path) {
+            Ok(file) => *relock(&journal.file) = Some(file),
+            Err(e) => journal.record_error(&e),
+        }
+        journal
+    }
+
+    fn record_error(&self, error: &std::io::Error) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        let mut first = relock(&self.first_error);
+        if first.is_none() {
+            *first = Some(format!(
+                "the user-questions journal {} cannot be written: {error}",
+                self.path.display()
+            ));
+        }
+    }
+
+    fn write_line(&self, line: &impl Serialize) {
+        let Ok(mut text) = serde_json::to_string(line) else {
+            return;
+        };
+        text.push('\n');
+        let mut file = relock(&self.file);
+        let result = match file.as_mut() {
+            Some(file) => file.write_all(text.as_bytes()),
+            None => Err(std::io::Error::other("the file could not be opened")),
+        };
+        drop(file);
+        if let Err(e) = result {
+            self.record_error(&e);
+        }
+    }
+
+    /// How many writes failed (the failed open included).
+    pub(crate) fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// The first write error's text, once: later calls return `None`.
+    pub(crate) fn take_first_error(&self) -> Option<String> {
+        let first = relock(&self.first_error).clone()?;
+        if self.first_error_taken.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(first)
+    }
+
+    pub(crate) fn asked(
+        &self,
+        ask: u64,
+        agent_id: Option<&str>,
+        key: Option<&str>,
+        questions: &[AskUserQuestionItem],
+        timeout_ms: Option<u64>,
+    ) {
+        let at = crate::time::now_rfc3339();
+        self.write_line(&Asked {
+            at: &at,
+            event: "asked",
+            ask,
+            agent_id,
+            key,
+            questions,
+            timeout_ms,
+        });
+    }
+
+    pub(crate) fn refused(&self, ask: u64, agent_id: Option<&str>, error: &UserQuestionError) {
+        let at = crate::time::now_rfc3339();
+        self.write_line(&Refused {
+            at: &at,
+            event: "refused",
+            ask,
+            agent_id,
+            code: error.code().as_str(),
+            message: error.message(),
+        });
+    }
+
+    pub(crate) fn settled(
+        &self,
+        ask: u64,
+        asked_at: Instant,
+        result: &Result<AskUserQuestionAnswer, UserQuestionError>,
+    ) {
+        let at = crate::time::now_rfc3339();
+        let ms = u64::try_from(asked_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (answer, code, message) = match result {
+            Ok(answer) => (Some(answer), None, None),
+            Err(e) => (None, Some(e.code().as_str()), Some(e.message())),
+        };
+        self.write_line(&Settled {
+            at: &at,
+            event: "settled",
+            ask,
+            outcome: outcome_of(result),
+            ms,
+            answer,
+            code,
+            message,
+        });
+    }
+}
+
+/// The journal record of one ask that reached its provider: writes `settled` once.
+pub(crate) struct AskRecord {
+    pub(crate) journal: std::sync::Arc<Journal>,
+    pub(crate) ask: u64,
+    pub(crate) asked_at: Instant,
+}
+
+impl AskRecord {
+    pub(crate) fn settled(self, result: &Result<AskUserQuestionAnswer, UserQuestionError>) {
+        self.journal.settled(self.ask, self.asked_at, result);
+    }
+}

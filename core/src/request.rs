@@ -1,0 +1,251 @@
+//! Requests: what an asker passes to `ask()` (§2, with `timeoutMs` of §16 and `key` of §20)
+//! and what a provider receives.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::abort::AbortSignal;
+use crate::agents::Agent;
+use crate::deadline::{Deadline, check_timeout_ms, timeout_ms};
+use crate::error::{Result, UserQuestionError, messages};
+use crate::limits;
+use crate::parse::{Path, object, parse_questions, type_error};
+use crate::types::AskUserQuestionItem;
+
+/// The longest `key`, in Unicode code points.
+pub const MAX_KEY_CHARS: usize = 256;
+
+/// Checks a request's `key` (§20): a non-empty string of at most 256 characters.
+pub fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.chars().nth(MAX_KEY_CHARS).is_some() {
+        return Err(UserQuestionError::invalid_request(messages::BAD_KEY));
+    }
+    Ok(())
+}
+
+/// What an asker passes to [`UserQuestionService::ask`](crate::UserQuestionService::ask).
+///
+/// Build it with [`new`](AskUserQuestionRequest::new) and the `with_*` methods, or parse
+/// the wire form with [`from_json`](AskUserQuestionRequest::from_json).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct AskUserQuestionRequest {
+    /// The questions, at least one.
+    pub questions: Vec<AskUserQuestionItem>,
+    /// The calling agent; when present it must be the exact live runtime root.
+    pub agent: Option<Agent>,
+    /// The caller's abort signal.
+    pub signal: Option<AbortSignal>,
+    /// The deadline (§16), counted from when the provider is reached; whole milliseconds
+    /// from 1 to 2,147,483,647.
+    pub timeout: Option<Duration>,
+    /// A resumable key (§20): a non-empty string of at most 256 characters.
+    pub key: Option<String>,
+}
+
+impl AskUserQuestionRequest {
+    /// A request for these questions, with no agent, signal, deadline or key.
+    pub fn new(questions: Vec<AskUserQuestionItem>) -> Self {
+        AskUserQuestionRequest {
+            questions,
+            ..Default::default()
+        }
+    }
+
+    /// The same request, asked by `agent`.
+    pub fn with_agent(mut self, agent: Agent) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The same request, withdrawn when `signal` aborts.
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// The same request, settled `ASK_TIMED_OUT` when nobody answered within `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The same request, with a resumable key.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Parses the wire form `{"questions":[…],"timeoutMs"?:n,"key"?:s}`; other keys are
+    /// ignored. Errors are `INVALID_REQUEST` naming what is wrong.
+    pub fn from_value(value: &Value) -> Result<Self> {
+        let obj = object(value, &Path::Root("request"))?;
+        let questions = match obj.get("questions") {
+            Some(q) => parse_questions(q)?,
+            None => return Err(type_error(&Path::Root("questions"), "an array")),
+        };
+        let timeout = match obj.get("timeoutMs") {
+            None => None,
+            Some(v) => {
+                let ms = v
+                    .as_i64()
+                    .ok_or_else(|| UserQuestionError::invalid_request(messages::BAD_TIMEOUT))?;
+                Some(Duration::from_millis(check_timeout_ms(ms)?))
+            }
+        };
+        let key = match obj.get("key") {
+            None => None,
+            Some(Value::String(key)) => {
+                check_key(key)?;
+                Some(key.clone())
+            }
+            Some(_) => return Err(UserQuestionError::invalid_request(messages::BAD_KEY)),
+        };
+        Ok(AskUserQuestionRequest {
+            questions,
+            timeout,
+            key,
+            ..Default::default()
+        })
+    }
+
+    /// [`from_value`](Self::from_value) for JSON text; text that is not JSON fails
+    /// `INVALID_REQUEST` with `request is not valid JSON: …`.
+    pub fn from_json(text: &str) -> Result<Self> {
+        Self::from_value(&parse_json(text, "request")?)
+    }
+
+    /// The deadline in whole milliseconds, checked (`None` without one).
+    pub(crate) fn timeout_ms(&self) -> Result<Option<u64>> {
+        self.timeout.map(timeout_ms).transpose()
+    }
+}
+
+/// JSON text, size-checked; `what` names it in errors (`request is not valid JSON: …`).
+pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
+    limits::check_json_size(text, what)?;
+    serde_json::from_str(text)
+        .map_err(|e| UserQuestionError::invalid_request(format!("{what} is not valid JSON: {e}")))
+}
+
+/// What a provider receives.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ProviderRequest {
+    /// The validated questions.
+    pub questions: Arc<[AskUserQuestionItem]>,
+    /// The asking agent, when one was supplied (always a live runtime root).
+    pub agent: Option<Agent>,
+    /// Fires when the ask is withdrawn: the caller's abort, the provider's disposal, the
+    /// context's disposal, the deadline, or the asker dropping its future. Its listeners
+    /// run before the asker observes the settlement (§4.7).
+    pub signal: AbortSignal,
+    /// The request's resumable key (§20), when it has one.
+    pub key: Option<String>,
+    /// The ask's deadline (§16), when it has one: when it expires, and `extend`.
+    pub deadline: Option<Deadline>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProviderRequestWire<'a> {
+    questions: &'a [AskUserQuestionItem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+}
+
+impl ProviderRequest {
+    /// The wire form a foreign provider receives:
+    /// `{"questions":[…],"agentId"?:…,"expiresAt"?:…,"key"?:…}`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&ProviderRequestWire {
+            questions: &self.questions,
+            agent_id: self.agent.as_ref().map(Agent::id),
+            expires_at: self.deadline.as_ref().map(Deadline::expires_at_rfc3339),
+            key: self.key.as_deref(),
+        })
+        .unwrap_or_default()
+    }
+
+    /// The same request with another withdrawal signal (for a provider that wraps another:
+    /// it hands the inner one a signal of its own).
+    pub fn with_signal(mut self, signal: AbortSignal) -> Self {
+        self.signal = signal;
+        self
+    }
+
+    /// When the ask expires (RFC 3339 UTC with milliseconds), if it has a deadline.
+    pub fn expires_at(&self) -> Option<String> {
+        self.deadline.as_ref().map(Deadline::expires_at_rfc3339)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn parses_timeout_and_key() {
+        let r = AskUserQuestionRequest::from_json(
+            r#"{"questions":[{"id":"a","question":"q"}],"timeoutMs":1500,"key":"call-1","x":1}"#,
+        )
+        .unwrap();
+        assert_eq!(r.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(r.key.as_deref(), Some("call-1"));
+        assert_eq!(r.questions.len(), 1);
+    }
+
+    #[test]
+    fn bad_timeout_and_key_are_invalid_request_with_the_exact_message() {
+        let long = "k".repeat(257);
+        let max = "é".repeat(256);
+        assert!(
+            AskUserQuestionRequest::from_value(&serde_json::json!({"questions": [], "key": max}))
+                .is_ok(),
+            "256 characters, more bytes"
+        );
+        for (extra, message) in [
+            (r#""timeoutMs":0"#, messages::BAD_TIMEOUT),
+            (r#""timeoutMs":-5"#, messages::BAD_TIMEOUT),
+            (r#""timeoutMs":1.5"#, messages::BAD_TIMEOUT),
+            (r#""timeoutMs":"10""#, messages::BAD_TIMEOUT),
+            (r#""timeoutMs":null"#, messages::BAD_TIMEOUT),
+            (r#""timeoutMs":2147483648"#, messages::BAD_TIMEOUT),
+            (r#""key":"""#, messages::BAD_KEY),
+            (r#""key":7"#, messages::BAD_KEY),
+            (r#""key":null"#, messages::BAD_KEY),
+            (&format!(r#""key":"{long}""#), messages::BAD_KEY),
+        ] {
+            let text = format!(r#"{{"questions":[],{extra}}}"#);
+            let err = AskUserQuestionRequest::from_json(&text).unwrap_err();
+            assert_eq!(
+                (err.code(), err.message()),
+                (ErrorCode::InvalidRequest, message),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn provider_request_wire_form_omits_what_is_absent() {
+        let request = ProviderRequest {
+            questions: vec![AskUserQuestionItem::new("a", "q")].into(),
+            agent: None,
+            signal: AbortSignal::default(),
+            key: Some("k".into()),
+            deadline: None,
+        };
+        assert_eq!(
+            request.to_json(),
+            r#"{"questions":[{"id":"a","question":"q"}],"key":"k"}"#
+        );
+    }
+}
