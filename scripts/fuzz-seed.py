@@ -37,7 +37,7 @@ for case in cases("tool/*.json"):
         put("tool_args", json.dumps(case["args"]))
     if "argsJson" in case:
         put("tool_args", case["argsJson"])
-# c_abi: the first byte picks the entry point (ffi/src/fuzz.rs), the rest is its string.
+# c_abi: the first byte picks the entry point (fuzz/fuzz_targets/c_abi.rs), the rest is its string.
 for name in ("request_json", "answer_json", "tool_args"):
     d = os.path.join(corpus, name)
     for i, f in enumerate(sorted(os.listdir(d))[:60]):

@@ -1,6 +1,7 @@
 /* C benchmarks: the C ABI (include/user_questions.h) beside the C reference
- * (benches/reference/reference.c, the original design's ask() in C), in the same process, interleaved
- * round by round. Prints `BENCH <name> <value> <unit>` lines; scripts/bench makes the table.
+ * (benches/reference/reference.c, the original design's ask() in C), in the same process,
+ * interleaved round by round. Prints `BENCH <name> <value> <unit>` lines; scripts/bench makes the
+ * table.
  *
  *   bench [--quick | --check]   (--check: only the self-check)
  */
@@ -23,7 +24,8 @@ static int rounds = 25;
 static const char *REQUEST =
     "{\"questions\":[{\"id\":\"pkg\",\"question\":\"Which package manager?\",\"options\":["
     "{\"label\":\"pnpm (Recommended)\",\"description\":\"Fast\"},{\"label\":\"npm\"}]}]}";
-static const char *ANSWER = "{\"answers\":[{\"id\":\"pkg\",\"selected\":[\"pnpm (Recommended)\"]}]}";
+static const char *ANSWER =
+    "{\"answers\":[{\"id\":\"pkg\",\"selected\":[\"pnpm (Recommended)\"]}]}";
 
 static const ref_option REF_OPTIONS[] = {{"pnpm (Recommended)", "Fast"}, {"npm", NULL}};
 static const ref_item REF_QUESTIONS[] = {
@@ -69,7 +71,8 @@ typedef struct op {
 
 static double time_batch(op *o, long n) {
   double t0 = now_ns();
-  for (long i = 0; i < n; i++) o->run(o->state);
+  for (long i = 0; i < n; i++)
+    o->run(o->state);
   return (now_ns() - t0) / (double)n;
 }
 
@@ -82,7 +85,8 @@ static void compare(op *ops, int n_ops, double target_ms, double *out) {
       double ms = time_batch(&ops[k], n) * n / 1e6;
       if (ms >= target_ms / 4 || n >= (1L << 24)) {
         ops[k].batch = (long)(n * target_ms / (ms > 0.01 ? ms : 0.01));
-        if (ops[k].batch < 16) ops[k].batch = 16;
+        if (ops[k].batch < 16)
+          ops[k].batch = 16;
         break;
       }
       n *= 4;
@@ -93,7 +97,8 @@ static void compare(op *ops, int n_ops, double target_ms, double *out) {
       op *o = &ops[(r + k) % n_ops];
       o->samples[r] = time_batch(o, o->batch);
     }
-  for (int k = 0; k < n_ops; k++) out[k] = median(ops[k].samples, rounds);
+  for (int k = 0; k < n_ops; k++)
+    out[k] = median(ops[k].samples, rounds);
 }
 
 /* uq_ask completion: the callback may fire before uq_ask returns or on another thread. */
@@ -116,9 +121,11 @@ static void on_answer(void *user_data, uq_code code, const char *json) {
 }
 
 static void wait_done(waiter *w) {
-  if (atomic_load(&w->done)) return;
+  if (atomic_load(&w->done))
+    return;
   pthread_mutex_lock(&w->lock);
-  while (!atomic_load(&w->done)) pthread_cond_wait(&w->cond, &w->lock);
+  while (!atomic_load(&w->done))
+    pthread_cond_wait(&w->cond, &w->lock);
   pthread_mutex_unlock(&w->lock);
 }
 
@@ -273,12 +280,17 @@ typedef struct population {
 /* n live agents (every other one a child of the root before it), the asker entered last,
  * in a context of ours and in the reference's registry. */
 static population populate(int n) {
-  population p = {ours_new("first"), theirs_new(), calloc(n, sizeof(uq_agent *)),
-                  calloc(n, sizeof(ref_agent)), calloc(n, sizeof(char *)), n};
+  population p = {ours_new("first"),
+                  theirs_new(),
+                  calloc(n, sizeof(uq_agent *)),
+                  calloc(n, sizeof(ref_agent)),
+                  calloc(n, sizeof(char *)),
+                  n};
   uq_agent *last_root = NULL;
   ref_agent *last_ref_root = NULL;
   for (int i = 1; i < n; i++) {
-    if (asprintf(&p.ids[i], "agent-%d", i) < 0) exit(1);
+    if (asprintf(&p.ids[i], "agent-%d", i) < 0)
+      exit(1);
     p.agents[i] = uq_agent_new(p.ids[i], 0);
     p.ref_agents[i].id = p.ids[i];
     int child = i % 2 == 0;
@@ -331,27 +343,32 @@ static void identity(void) {
     snprintf(name, sizeof name, "c.identity.%s", ops[k].name);
     report(name, med[k], "ns");
   }
-  for (int s = 0; s < 3; s++) population_free(&pops[s]);
+  for (int s = 0; s < 3; s++)
+    population_free(&pops[s]);
 }
 
 /* ---- many waiting asks ----------------------------------------------------------------- */
 
 static long count_threads(void) {
   FILE *f = fopen("/proc/self/status", "r");
-  if (f == NULL) return -1;
+  if (f == NULL)
+    return -1;
   char line[256];
   long n = -1;
   while (fgets(line, sizeof line, f))
-    if (strncmp(line, "Threads:", 8) == 0) n = strtol(line + 8, NULL, 10);
+    if (strncmp(line, "Threads:", 8) == 0)
+      n = strtol(line + 8, NULL, 10);
   fclose(f);
   return n;
 }
 
 static long rss_bytes(void) {
   FILE *f = fopen("/proc/self/statm", "r");
-  if (f == NULL) return 0;
+  if (f == NULL)
+    return 0;
   long size = 0, resident = 0;
-  if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+  if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+    resident = 0;
   fclose(f);
   return resident * sysconf(_SC_PAGESIZE);
 }
@@ -364,7 +381,8 @@ static void ignore_ask(void *user_data, uint64_t ticket, const char *request_jso
 
 static void count_settled(void *user_data, uq_code code, const char *json) {
   (void)json;
-  if (code == UQ_ASK_ABORTED) atomic_fetch_add((atomic_long *)user_data, 1);
+  if (code == UQ_ASK_ABORTED)
+    atomic_fetch_add((atomic_long *)user_data, 1);
 }
 
 /* n asks waiting on a C provider at once: threads created, resident growth per ask (the
@@ -379,7 +397,8 @@ static void many_waiting(long n) {
   long threads_before = count_threads();
   long rss_before = rss_bytes();
   double t0 = now_ns();
-  for (long i = 0; i < n; i++) check(uq_ask(ctx, REQUEST, NULL, NULL, count_settled, &settled), "uq_ask");
+  for (long i = 0; i < n; i++)
+    check(uq_ask(ctx, REQUEST, NULL, NULL, count_settled, &settled), "uq_ask");
   double start_ns = (now_ns() - t0) / n;
   long rss_growth = rss_bytes() - rss_before;
   long threads_after = count_threads();
@@ -422,7 +441,8 @@ static void queue_ask(void *user_data, uint64_t ticket, const char *request_json
   (void)request_json;
   contention *c = user_data;
   pthread_mutex_lock(&c->lock);
-  if (c->len < QUEUE_CAP) c->queue[(c->head + c->len++) % QUEUE_CAP] = ticket;
+  if (c->len < QUEUE_CAP)
+    c->queue[(c->head + c->len++) % QUEUE_CAP] = ticket;
   pthread_cond_signal(&c->cond);
   pthread_mutex_unlock(&c->lock);
 }
@@ -437,7 +457,8 @@ typedef struct window {
 static void on_window_answer(void *user_data, uq_code code, const char *json) {
   (void)json;
   window *w = user_data;
-  if (code == UQ_OK) atomic_fetch_add(&w->c->answered, 1);
+  if (code == UQ_OK)
+    atomic_fetch_add(&w->c->answered, 1);
   pthread_mutex_lock(&w->lock);
   atomic_fetch_sub(&w->left, 1);
   pthread_cond_signal(&w->cond);
@@ -457,7 +478,8 @@ static void *asker(void *p) {
       if (uq_ask(c->ctx, REQUEST, NULL, NULL, on_window_answer, &w) != UQ_OK)
         atomic_fetch_sub(&w.left, 1);
     pthread_mutex_lock(&w.lock);
-    while (atomic_load(&w.left) > 0) pthread_cond_wait(&w.cond, &w.lock);
+    while (atomic_load(&w.left) > 0)
+      pthread_cond_wait(&w.cond, &w.lock);
     pthread_mutex_unlock(&w.lock);
   }
   pthread_cond_destroy(&w.cond);
@@ -469,7 +491,8 @@ static void *answerer(void *p) {
   contention *c = p;
   for (;;) {
     pthread_mutex_lock(&c->lock);
-    while (c->len == 0 && !atomic_load(&c->stop)) pthread_cond_wait(&c->cond, &c->lock);
+    while (c->len == 0 && !atomic_load(&c->stop))
+      pthread_cond_wait(&c->cond, &c->lock);
     if (c->len == 0) {
       pthread_mutex_unlock(&c->lock);
       return NULL;
@@ -491,8 +514,10 @@ static void contention_4x4(double seconds) {
   uint64_t reg;
   check(uq_register_provider(c->ctx, &p, c, &reg), "uq_register_provider");
   pthread_t threads[8];
-  for (int i = 0; i < 4; i++) pthread_create(&threads[i], NULL, asker, c);
-  for (int i = 0; i < 4; i++) pthread_create(&threads[4 + i], NULL, answerer, c);
+  for (int i = 0; i < 4; i++)
+    pthread_create(&threads[i], NULL, asker, c);
+  for (int i = 0; i < 4; i++)
+    pthread_create(&threads[4 + i], NULL, answerer, c);
   usleep(200000); /* warm up */
   long start_count = atomic_load(&c->answered);
   double t0 = now_ns();
@@ -503,10 +528,12 @@ static void contention_4x4(double seconds) {
   pthread_mutex_lock(&c->lock);
   pthread_cond_broadcast(&c->cond);
   pthread_mutex_unlock(&c->lock);
-  for (int i = 4; i < 8; i++) pthread_join(threads[i], NULL);
+  for (int i = 4; i < 8; i++)
+    pthread_join(threads[i], NULL);
   /* The answerers are gone: unregistering settles what is still waiting (ASK_ABORTED). */
   check(uq_unregister_provider(c->ctx, reg), "uq_unregister_provider");
-  for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
+  for (int i = 0; i < 4; i++)
+    pthread_join(threads[i], NULL);
   report("c.contention_4x4", n / elapsed, "asks/s");
   uq_context_free(c->ctx);
   pthread_cond_destroy(&c->cond);
@@ -524,7 +551,8 @@ static void json_string(char *out, size_t cap, const char *s) {
   size_t n = 0;
   out[n++] = '"';
   for (; *s && n + 3 < cap; s++) {
-    if (*s == '"' || *s == '\\') out[n++] = '\\';
+    if (*s == '"' || *s == '\\')
+      out[n++] = '\\';
     out[n++] = *s;
   }
   out[n++] = '"';
@@ -550,7 +578,8 @@ static void capture_ref(void *user_data, const ref_error *error, const ref_answe
 static void self_check(void) {
   static const ref_option yes_no[] = {{"Yes", NULL}, {"No", NULL}};
   static const ref_intent ship = {"plan-review", "Ship"}, yes = {"plan-review", "Yes"};
-  static const ref_item bad_approve[] = {{"plan", "Approve?", "the plan", NULL, yes_no, 2, false, &ship}};
+  static const ref_item bad_approve[] = {
+      {"plan", "Approve?", "the plan", NULL, yes_no, 2, false, &ship}};
   static const ref_item no_detail[] = {{"plan", "Approve?", NULL, NULL, yes_no, 2, false, &yes}};
   static const char *PLAN_SHIP =
       "{\"questions\":[{\"id\":\"plan\",\"question\":\"Approve?\",\"detail\":\"the plan\","
@@ -603,7 +632,8 @@ static void self_check(void) {
     if (ref_ask(&t->service, &cases[i].ref, capture_ref, &theirs, &error) != 0) {
       char message[600];
       json_string(message, sizeof message, error.message);
-      snprintf(theirs.text, sizeof theirs.text, "{\"code\":\"%s\",\"message\":%s}", error.code, message);
+      snprintf(theirs.text, sizeof theirs.text, "{\"code\":\"%s\",\"message\":%s}", error.code,
+               message);
       ref_error_free(&error);
     }
     if (strcmp(ours, theirs.text) != 0) {
@@ -627,9 +657,11 @@ static void self_check(void) {
 
 int main(int argc, char **argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-  if (quick) rounds = 3;
+  if (quick)
+    rounds = 3;
   self_check();
-  if (argc > 1 && strcmp(argv[1], "--check") == 0) return 0;
+  if (argc > 1 && strcmp(argv[1], "--check") == 0)
+    return 0;
   /* First, while the heap is fresh, so that resident growth is the asks' own. */
   many_waiting(quick ? 10000 : 100000);
   per_ask();

@@ -41,15 +41,19 @@ static void on_withdraw(void *user_data, uint64_t ticket) {
   printf("question %llu was withdrawn\n", (unsigned long long)ticket);
 }
 
-static void on_release(void *user_data) { ((host *)user_data)->released = 1; }
+static void on_release(void *user_data) {
+  ((host *)user_data)->released = 1;
+}
 
 /* The "human": answers each question with the first option's label. */
 static void *worker(void *arg) {
   host *h = arg;
   pthread_mutex_lock(&h->mu);
   for (;;) {
-    while (h->ticket == 0 && !h->stop) pthread_cond_wait(&h->cv, &h->mu);
-    if (h->stop) break;
+    while (h->ticket == 0 && !h->stop)
+      pthread_cond_wait(&h->cv, &h->mu);
+    if (h->stop)
+      break;
     uint64_t ticket = h->ticket;
     char *request = h->request;
     h->ticket = 0;
@@ -59,8 +63,10 @@ static void *worker(void *arg) {
     printf("worker sees question %llu: %s\n", (unsigned long long)ticket, request);
     /* A real UI would parse the JSON and render it; this one picks "Yes". */
     char *reason = NULL;
-    uq_code code = uq_answer(h->ctx, ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes\"]}]}", &reason);
-    if (code != UQ_OK) fprintf(stderr, "uq_answer: %s: %s\n", uq_code_name(code), reason);
+    uq_code code = uq_answer(h->ctx, ticket,
+                             "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes\"]}]}", &reason);
+    if (code != UQ_OK)
+      fprintf(stderr, "uq_answer: %s: %s\n", uq_code_name(code), reason);
     uq_string_free(reason);
     free(request);
 
@@ -78,7 +84,8 @@ int main(void) {
   uq_provider provider = {on_ask, on_withdraw, on_release};
   uint64_t registration = 0;
   uq_code code = uq_register_provider(h.ctx, &provider, &h, &registration);
-  if (code != UQ_OK) return (int)code;
+  if (code != UQ_OK)
+    return (int)code;
   pthread_t thread;
   pthread_create(&thread, NULL, worker, &h);
 
@@ -91,7 +98,8 @@ int main(void) {
                      "\"options\":[{\"label\":\"Yes\"},{\"label\":\"No\"}]}]}",
                      agent, NULL, &json);
   printf("%s %s\n", uq_code_name(code), json);
-  int ok = code == UQ_OK && strcmp(json, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes\"]}]}") == 0;
+  int ok =
+      code == UQ_OK && strcmp(json, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes\"]}]}") == 0;
   uq_string_free(json);
 
   pthread_mutex_lock(&h.mu);

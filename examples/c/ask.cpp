@@ -17,17 +17,21 @@
 namespace {
 
 struct ContextDeleter {
-  void operator()(uq_context *ctx) const { uq_context_free(ctx); }
+  void operator()(uq_context *ctx) const {
+    uq_context_free(ctx);
+  }
 };
 struct StringDeleter {
-  void operator()(char *s) const { uq_string_free(s); }
+  void operator()(char *s) const {
+    uq_string_free(s);
+  }
 };
 using Context = std::unique_ptr<uq_context, ContextDeleter>;
 using OwnedString = std::unique_ptr<char, StringDeleter>;
 
 // The provider: tickets arrive on the asking thread; a worker thread answers them.
 class ThreadedProvider {
- public:
+public:
   explicit ThreadedProvider(uq_context *ctx) : ctx_(ctx), worker_([this] { Run(); }) {}
   ~ThreadedProvider() {
     {
@@ -48,21 +52,23 @@ class ThreadedProvider {
           }
           p->cv_.notify_one();
         },
-        nullptr,  // withdraw: optional
-        nullptr,  // release: optional (this object outlives the context)
+        nullptr, // withdraw: optional
+        nullptr, // release: optional (this object outlives the context)
     };
   }
 
- private:
+private:
   void Run() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [this] { return stop_ || ticket_.has_value(); });
-      if (stop_) return;
+      if (stop_)
+        return;
       std::uint64_t ticket = *ticket_;
       ticket_.reset();
       lock.unlock();
-      uq_answer(ctx_, ticket, R"json({"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]}]})json", nullptr);
+      uq_answer(ctx_, ticket,
+                R"json({"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]}]})json", nullptr);
       lock.lock();
     }
   }
@@ -80,28 +86,29 @@ struct Outcome {
   std::string json;
 };
 
-}  // namespace
+} // namespace
 
 int main() {
   Context ctx(uq_context_new());
   ThreadedProvider provider(ctx.get());
   uq_provider callbacks = provider.Callbacks();
   std::uint64_t registration = 0;
-  if (uq_register_provider(ctx.get(), &callbacks, &provider, &registration) != UQ_OK) return 1;
+  if (uq_register_provider(ctx.get(), &callbacks, &provider, &registration) != UQ_OK)
+    return 1;
 
   // uq_ask: the callback fires once, here on the provider's worker thread.
   std::promise<Outcome> promise;
   auto settled = promise.get_future();
-  const char *request =
-      R"json({"questions":[{"id":"pkg","question":"Which package manager?",)json"
-      R"json("options":[{"label":"pnpm (Recommended)"},{"label":"npm"}]}]})json";
+  const char *request = R"json({"questions":[{"id":"pkg","question":"Which package manager?",)json"
+                        R"json("options":[{"label":"pnpm (Recommended)"},{"label":"npm"}]}]})json";
   uq_code code = uq_ask(
       ctx.get(), request, nullptr, nullptr,
       [](void *user_data, uq_code code, const char *json) {
         static_cast<std::promise<Outcome> *>(user_data)->set_value(Outcome{code, json});
       },
       &promise);
-  if (code != UQ_OK) return 1;
+  if (code != UQ_OK)
+    return 1;
   Outcome outcome = settled.get();
   std::cout << uq_code_name(outcome.code) << " " << outcome.json << "\n";
 
@@ -114,7 +121,8 @@ int main() {
   OwnedString pending(raw);
   std::cout << "pending after unregister: " << pending.get() << "\n";
   return outcome.code == UQ_OK &&
-                 outcome.json == R"json({"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]}]})json"
+                 outcome.json ==
+                     R"json({"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]}]})json"
              ? 0
              : 1;
 }

@@ -3,14 +3,11 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex};
 
-use user_questions::{
-    AskUserQuestionAnswer, AskUserQuestionRequest, ErrorCode, PendingAsk, Result,
-    UserQuestionError, parse_request_json,
-};
+use user_questions::{AskUserQuestionAnswer, ErrorCode, PendingAsk, Result, UserQuestionError};
 
 use crate::abort::{AbortHandle, uq_abort};
 use crate::agents::{AgentHandle, uq_agent};
-use crate::code::uq_code;
+use crate::code::{code_of, uq_code};
 use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::{borrow_str, owned, require_out, transient};
@@ -71,7 +68,7 @@ pub(crate) fn caller(agent: *const uq_agent, abort: *const uq_abort) -> Result<C
 }
 
 /// Checks the arguments, parses the request and starts the ask: everything `uq_ask` and
-/// `uq_ask_wait` do before waiting.
+/// `uq_ask_wait` do before waiting. A malformed request is journaled as refused (§18).
 ///
 /// # Safety
 /// `request_json` is NULL or a NUL-terminated string.
@@ -85,26 +82,56 @@ unsafe fn start(
     // SAFETY: the caller passes NULL or a NUL-terminated string borrowed for the call.
     let text = unsafe { borrow_str(request_json, "request_json") }?;
     let (agent, abort) = caller(agent, abort)?;
-    let questions = parse_request_json(text)?;
-    ctx.context.user_questions().start(AskUserQuestionRequest {
-        questions,
-        agent: agent.map(|a| a.agent.clone()),
-        signal: abort.map(|a| a.controller.signal()),
-    })
+    ctx.context.user_questions().start_json(
+        text,
+        agent.map(|a| a.agent.clone()),
+        abort.map(|a| a.controller.signal()),
+    )
 }
 
-/// Asks the context's provider (docs/reference.md §3): `request_json` is `{"questions":[…]}`; `agent`
-/// (the caller, which must be a live runtime root) and `abort` may be NULL.
+/// Writes to `out_error_json`, when it is not NULL, the error JSON of `result` (owned), or NULL
+/// for `Ok`; returns `result`'s code.
+pub(crate) fn report(result: Result<()>, out_error_json: *mut *mut c_char) -> uq_code {
+    if !out_error_json.is_null() {
+        let json = match &result {
+            Ok(()) => std::ptr::null_mut(),
+            Err(error) => owned(error.to_json()),
+        };
+        // SAFETY: non-NULL, and the caller promises it is writable.
+        unsafe { *out_error_json = json };
+    }
+    code_of(result)
+}
+
+/// What an exported function with an `out_error_json` returns after a panic: `UQ_INTERNAL`,
+/// with its error JSON.
+pub(crate) fn report_panic(out_error_json: *mut *mut c_char) -> uq_code {
+    report(
+        Err(UserQuestionError::new(
+            ErrorCode::Internal,
+            "the call panicked inside the library",
+        )),
+        out_error_json,
+    )
+}
+
+/// Asks the context's provider (§3): `request_json` is `{"questions":[…]}`, optionally with
+/// `"timeoutMs"` (a deadline, an integer from 1 to 2147483647: the ask settles
+/// `UQ_ASK_TIMED_OUT` when the user has not answered by then, §16) and `"key"` (a non-empty
+/// string of at most 256 characters that names the ask for resuming, §20); `agent` (the
+/// caller, which must be a live runtime root) and `abort` may be NULL.
 ///
 /// Returns `UQ_OK` when the ask reached the provider: `callback` then fires exactly once —
 /// possibly before `uq_ask` returns (an auto-responder, an answer from inside the provider's
 /// `ask`), possibly later on another thread (the thread that calls `uq_answer`/`uq_cancel`/
-/// `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`). Any other
-/// return: the ask failed before the provider and the callback never fires. The checks run
-/// in the order of docs/reference.md §3: `UQ_INVALID_REQUEST` (malformed JSON, or duplicate ids/labels),
-/// `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`, `UQ_DELEGATED_CALLER`,
-/// `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL `ctx`/`request_json`/
-/// `callback`, invalid UTF-8, or a foreign or freed handle. No thread is created.
+/// `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`, or the
+/// library's one deadline thread). Any other return: the ask failed before the provider and
+/// the callback never fires (`uq_ask_with_error` also gives the message). The checks run in
+/// the order of §3: `UQ_INVALID_REQUEST` (malformed JSON, a bad `timeoutMs` or `key`, or
+/// duplicate ids/labels), `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`,
+/// `UQ_DELEGATED_CALLER`, `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL
+/// `ctx`/`request_json`/`callback`, invalid UTF-8, or a foreign or freed handle. No thread is
+/// created per ask.
 ///
 /// # Safety
 /// `request_json` is NULL or a NUL-terminated string; `callback` and `user_data` are usable
@@ -119,21 +146,53 @@ pub unsafe extern "C" fn uq_ask(
     user_data: *mut c_void,
 ) -> uq_code {
     ffi_boundary!(uq_code::UQ_INTERNAL, {
-        let Some(callback) = callback else {
-            return uq_code::UQ_INVALID_ARGUMENT;
-        };
-        let user_data = UserData(user_data);
-        // SAFETY: forwarded from this function's contract.
-        match unsafe { start(ctx, request_json, agent, abort) } {
-            Err(error) => (&error).into(),
-            Ok(pending) => {
-                executor::spawn(pending, move |result| {
-                    let (code, json) = ask_outcome(result);
-                    deliver(callback, user_data, code, &json);
-                });
-                uq_code::UQ_OK
-            }
+        // SAFETY: forwarded from this function's contract; no error out-param.
+        unsafe {
+            uq_ask_with_error(
+                ctx,
+                request_json,
+                agent,
+                abort,
+                callback,
+                user_data,
+                std::ptr::null_mut(),
+            )
         }
+    })
+}
+
+/// `uq_ask`, also saying why when the ask fails at once: when `out_error_json` is not NULL it
+/// is always written — NULL on `UQ_OK`, otherwise the owned error JSON
+/// `{"code":"NAME","message":"…"}` (`uq_string_free`), e.g.
+/// `{"code":"INVALID_REQUEST","message":"timeoutMs must be an integer from 1 to 2147483647"}`.
+/// The code returned and the callback are exactly `uq_ask`'s.
+///
+/// # Safety
+/// As `uq_ask`; `out_error_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn uq_ask_with_error(
+    ctx: *mut uq_context,
+    request_json: *const c_char,
+    agent: *const uq_agent,
+    abort: *const uq_abort,
+    callback: uq_ask_callback,
+    user_data: *mut c_void,
+    out_error_json: *mut *mut c_char,
+) -> uq_code {
+    ffi_boundary!(report_panic(out_error_json), {
+        let result = (|| {
+            let callback =
+                callback.ok_or_else(|| UserQuestionError::invalid_argument("callback is NULL"))?;
+            let user_data = UserData(user_data);
+            // SAFETY: forwarded from this function's contract.
+            let pending = unsafe { start(ctx, request_json, agent, abort) }?;
+            executor::spawn(pending, move |result| {
+                let (code, json) = ask_outcome(result);
+                deliver(callback, user_data, code, &json);
+            });
+            Ok(())
+        })();
+        report(result, out_error_json)
     })
 }
 
@@ -172,7 +231,7 @@ pub unsafe extern "C" fn uq_ask_wait(
 }
 
 /// Drives `pending` on the inline executor and blocks until it settles.
-fn wait(pending: PendingAsk) -> (uq_code, String) {
+pub(crate) fn wait(pending: PendingAsk) -> (uq_code, String) {
     let slot = Arc::new((Mutex::new(None::<(uq_code, String)>), Condvar::new()));
     let filled = slot.clone();
     executor::spawn(pending, move |result| {

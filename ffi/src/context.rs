@@ -2,11 +2,14 @@
 //! registrations made through the C ABI.
 
 use std::collections::HashMap;
+use std::ffi::c_char;
 use std::sync::{Mutex, MutexGuard};
 
-use user_questions::{Context, ProviderRegistration, QuestionInbox};
+use user_questions::{Context, ProviderRegistration, QuestionInbox, UserQuestionService};
 
+use crate::code::{code_of, uq_code};
 use crate::handles;
+use crate::strings::borrow_path;
 
 /// A context: an agent registry, the user-questions service with at most one provider, and
 /// the question inbox behind every C provider registered on it. Opaque.
@@ -47,7 +50,7 @@ pub extern "C" fn uq_context_new() -> *mut uq_context {
     })
 }
 
-/// Disposes the context's provider, then frees the context (docs/reference.md §4.4).
+/// Disposes the context's provider, then frees the context (§4.4).
 ///
 /// Every ask still waiting settles `UQ_ASK_ABORTED` ("the user-questions provider was disposed
 /// before the user answered"): each C provider's `withdraw` fires for its pending tickets,
@@ -66,5 +69,56 @@ pub extern "C" fn uq_context_free(ctx: *mut uq_context) {
             }
             drop(registrations);
         }
+    })
+}
+
+/// For Rust code linking this crate's rlib (its tests, a Rust host that also hands contexts to
+/// C): the core service behind the live context `ctx` — the same service, not a copy — or
+/// `None` for a NULL, foreign or freed pointer. Not part of the C ABI.
+pub fn service_of(ctx: *const uq_context) -> Option<UserQuestionService> {
+    handles::get::<ContextHandle, _>(ctx).map(|handle| handle.context.user_questions().clone())
+}
+
+/// For Rust code linking this crate's rlib: the question inbox behind every C provider of the
+/// live context `ctx` (a clone of the same inbox), or `None` for a NULL, foreign or freed
+/// pointer. Not part of the C ABI.
+pub fn inbox_of(ctx: *const uq_context) -> Option<QuestionInbox> {
+    handles::get::<ContextHandle, _>(ctx).map(|handle| handle.inbox.clone())
+}
+
+/// Writes every later ask of `ctx` to the journal at `path` (§18): a file of JSON lines,
+/// appended to — `asked`, `refused` and `settled` lines, each written before the ask's
+/// settlement is observed. `path` is copied (bytes on Unix, UTF-8 elsewhere). Setting a journal
+/// never fails: a file that cannot be opened or written never fails nor delays an ask, and
+/// counts in `uq_journal_errors`. A later call switches to the new file.
+///
+/// Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx` or a NULL
+/// `path` (and, except on Unix, a `path` that is not UTF-8).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn uq_context_set_journal(
+    ctx: *mut uq_context,
+    path: *const c_char,
+) -> uq_code {
+    ffi_boundary!(uq_code::UQ_INTERNAL, {
+        code_of((|| {
+            let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
+            // SAFETY: the caller passes NULL or a NUL-terminated string borrowed for the call.
+            let path = unsafe { borrow_path(path, "path") }?;
+            ctx.context.set_journal(path);
+            Ok(())
+        })())
+    })
+}
+
+/// How many journal writes of `ctx` have failed (opening the file included); 0 without a
+/// journal, and for a NULL, foreign or freed `ctx`.
+#[unsafe(no_mangle)]
+pub extern "C" fn uq_journal_errors(ctx: *const uq_context) -> u64 {
+    ffi_boundary!(0, {
+        handles::get::<ContextHandle, _>(ctx)
+            .map_or(0, |handle| handle.context.user_questions().journal_errors())
     })
 }

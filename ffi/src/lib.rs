@@ -7,7 +7,6 @@
 //! pointer is checked; C strings are checked UTF-8; handles are looked up in a table of live
 //! handles, so a NULL, foreign or freed handle is `UQ_INVALID_ARGUMENT` instead of a crash.
 
-#![cfg_attr(fuzzing, no_main)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
@@ -33,14 +32,9 @@ mod provider;
 
 mod tool;
 
+mod review;
+
 mod handles;
-
-#[cfg(test)]
-mod tests;
-
-// The libFuzzer target `c_abi` (fuzz/): this file is its crate root when built by cargo fuzz.
-#[cfg(fuzzing)]
-mod fuzz;
 
 pub use abort::*;
 pub use agents::*;
@@ -48,5 +42,6 @@ pub use ask::*;
 pub use code::*;
 pub use context::*;
 pub use provider::*;
+pub use review::*;
 pub use strings::*;
 pub use tool::*;

@@ -11,6 +11,7 @@ use user_questions::{
     QuestionInbox, Result, UserQuestionError, UserQuestionProvider,
 };
 
+#[cfg(feature = "terminal")]
 use user_questions_terminal::TerminalProvider;
 
 use crate::ask::UserData;
@@ -19,20 +20,23 @@ use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::{borrow_str, owned, require_out, transient};
 
-/// A provider implemented in C. It is an inbox (docs/reference.md §7): it is told of each pending question
+/// A provider implemented in C. It is an inbox (§7): it is told of each pending question
 /// and settles it later by ticket with `uq_answer`, `uq_cancel` or `uq_fail`, from any thread
 /// (also from inside `ask`).
 #[repr(C)]
 pub struct uq_provider {
     /// Required. A new pending question: `ticket` (positive, unique per context, increasing)
-    /// and `request_json` = `{"questions":[…],"agentId":"…"}` (`agentId` only when an agent
-    /// asked), borrowed for the call. Runs on the asking thread, inside `uq_ask`.
+    /// and `request_json` =
+    /// `{"questions":[…],"agentId":"…","expiresAt":"2026-11-30T17:02:03.456Z","key":"…"}`
+    /// (`agentId` only when an agent asked, `expiresAt` only when the ask has a deadline, `key`
+    /// only when it has one), borrowed for the call. Runs on the asking thread, inside `uq_ask`.
     pub ask: Option<
         unsafe extern "C" fn(user_data: *mut c_void, ticket: u64, request_json: *const c_char),
     >,
     /// Optional. The ask with this ticket was withdrawn before it was settled (the caller's
-    /// abort, unregistration, the context's free): drop its prompt. Settling it now returns
-    /// `UQ_ALREADY_RESOLVED`. Runs on the withdrawing thread.
+    /// abort, unregistration, the context's free, its deadline): drop its prompt. Settling it
+    /// now returns `UQ_ALREADY_RESOLVED`. Runs on the withdrawing thread (for a deadline, the
+    /// library's deadline thread), always before the asker's callback fires (§4.7).
     pub withdraw: Option<unsafe extern "C" fn(user_data: *mut c_void, ticket: u64)>,
     /// Optional. Called exactly once, after the last `ask`/`withdraw` of this registration:
     /// when it is unregistered (or its context freed) and every ask it received has settled.
@@ -63,12 +67,17 @@ impl Drop for Callbacks {
     }
 }
 
+/// The request a C provider's `ask` receives.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AskJson<'a> {
     questions: &'a [AskUserQuestionItem],
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
 }
 
 /// The core provider behind one C registration: forwards to the context's inbox with hooks
@@ -94,6 +103,8 @@ impl UserQuestionProvider for CProvider {
                 let json = serde_json::to_string(&AskJson {
                     questions: &pending.questions,
                     agent_id: pending.agent_id.as_deref(),
+                    expires_at: pending.expires_at.as_deref(),
+                    key: pending.key.as_deref(),
                 })
                 .unwrap_or_default();
                 let json = transient(&json);
@@ -226,7 +237,7 @@ fn write_reason(result: &Result<()>, out_reason: *mut *mut c_char) {
 
 /// Answers the pending question `ticket` with `answer_json` = `{"answers":[…]}`; the asker's
 /// callback fires with it (on this thread, before this returns, unless the asker is `uq_ask_wait`
-/// on another thread). The answer is checked against its questions (docs/reference.md §6).
+/// on another thread). The answer is checked against its questions (§6).
 ///
 /// Returns `UQ_OK`; `UQ_BAD_ANSWER` when the answer is malformed or does not fit (the
 /// question stays pending); `UQ_ALREADY_RESOLVED` for a settled ticket; `UQ_NOT_PENDING` for a
@@ -294,9 +305,48 @@ pub unsafe extern "C" fn uq_fail(
     })
 }
 
+/// More time for the pending question `ticket` ("I need more time", §16): its deadline becomes
+/// the later of the current one and now + `ms` milliseconds. `*out_expires_at` (when
+/// `out_expires_at` is not NULL; always written) receives the new deadline as owned RFC 3339
+/// UTC text with milliseconds (`uq_string_free`), e.g. `"2026-11-30T17:02:03.456Z"`, or NULL
+/// when the question has no deadline (nothing changes then) and on failure. The asker's
+/// timeout message keeps the request's own `timeoutMs`.
+///
+/// Returns `UQ_OK`; `UQ_INVALID_ARGUMENT` for `ms` outside 1..2147483647 (`ms must be an
+/// integer from 1 to 2147483647`) or a NULL, foreign or freed `ctx`; `UQ_NOT_PENDING` for a
+/// ticket never issued; `UQ_ALREADY_RESOLVED` for a settled one.
+///
+/// # Safety
+/// `out_expires_at` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn uq_extend(
+    ctx: *mut uq_context,
+    ticket: u64,
+    ms: i64,
+    out_expires_at: *mut *mut c_char,
+) -> uq_code {
+    ffi_boundary!(uq_code::UQ_INTERNAL, {
+        if !out_expires_at.is_null() {
+            // SAFETY: non-NULL, and the caller promises it is writable.
+            unsafe { *out_expires_at = std::ptr::null_mut() };
+        }
+        code_of((|| {
+            let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
+            let expires_at = ctx.inbox.extend_ms(ticket, ms)?;
+            if let (Some(expires_at), false) = (expires_at, out_expires_at.is_null()) {
+                // SAFETY: non-NULL, and the caller promises it is writable.
+                unsafe { *out_expires_at = owned(expires_at) };
+            }
+            Ok(())
+        })())
+    })
+}
+
 /// The pending questions of `ctx`, in arrival order, as owned JSON in `*out_json`
-/// (`uq_string_free`): `[{"ticket":1,"questions":[…],"agentId":"…"}]` (`agentId` only when an
-/// agent asked). Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` (nothing written) for a NULL,
+/// (`uq_string_free`):
+/// `[{"ticket":1,"questions":[…],"agentId":"…","askedAt":"…","expiresAt":"…","key":"…"}]`
+/// (`agentId` only when an agent asked; `askedAt` always and `expiresAt` when the ask has a
+/// deadline, RFC 3339 UTC with milliseconds; `key` when it has one). Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` (nothing written) for a NULL,
 /// foreign or freed `ctx` or a NULL `out_json`.
 ///
 /// # Safety
@@ -317,7 +367,7 @@ pub unsafe extern "C" fn uq_pending(ctx: *mut uq_context, out_json: *mut *mut c_
     })
 }
 
-/// Registers the built-in auto-responder (docs/reference.md §8), which answers every ask at once (before
+/// Registers the built-in auto-responder (§8), which answers every ask at once (before
 /// `uq_ask` returns). `policy` is `"first"`, `"recommended"` or `"skip"`; it never approves an
 /// intent question (a plan review) unless `approve_intents`. `*out_registration` receives its
 /// id, for `uq_unregister_provider`.
@@ -347,7 +397,8 @@ pub unsafe extern "C" fn uq_register_auto_responder(
     })
 }
 
-/// Registers the terminal provider (docs/reference.md §8): each ask is shown on this process's terminal —
+/// Registers the terminal provider (§8). Only in a library built with the cargo feature
+/// `terminal` (the default; `UQ_HAS_TERMINAL` is defined then): each ask is shown on this process's terminal —
 /// the interactive screen (keys from stdin, drawing on stderr) when stdin and stderr are TTYs
 /// and `TERM` is not `dumb`, else numbered line prompts on stderr answered line by line from
 /// stdin (a number, `1,3` for multi-select, `o` then a line for your own answer, empty to
@@ -361,6 +412,7 @@ pub unsafe extern "C" fn uq_register_auto_responder(
 ///
 /// # Safety
 /// `out_registration` is NULL or writable.
+#[cfg(feature = "terminal")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn uq_register_terminal_provider(
     ctx: *mut uq_context,

@@ -18,9 +18,35 @@ fn committed_header_is_up_to_date() {
     assert!(
         committed == GENERATED,
         "include/user_questions.h differs from what cbindgen generates from ffi/src; \
-         regenerate it with `UQ_BLESS_HEADER=1 cargo test -p user-questions-ffi header` \
+         regenerate it with `UQ_BLESS_HEADER=1 cargo test -p user-questions-ffi --test header` \
          and commit it"
     );
+}
+
+/// The terminal provider is declared only under `UQ_HAS_TERMINAL`, which the header defines
+/// (scripts/install-c drops the define for a library built without the `terminal` feature).
+#[test]
+fn terminal_provider_is_declared_under_uq_has_terminal() {
+    let flat: String = GENERATED.split_whitespace().collect::<Vec<_>>().join(" ");
+    let declaration =
+        "uq_code uq_register_terminal_provider(uq_context *ctx, uint64_t *out_registration);";
+    let at = flat
+        .find(declaration)
+        .expect("the header declares the terminal provider");
+    let guard = flat[..at]
+        .rfind("#if defined(UQ_HAS_TERMINAL)")
+        .expect("a guard before it");
+    assert!(
+        !flat[guard..at].contains("#endif"),
+        "the guard is still open"
+    );
+    assert!(
+        flat[at..]
+            .trim_start_matches(declaration)
+            .trim_start()
+            .starts_with("#endif")
+    );
+    assert_eq!(flat.matches("#define UQ_HAS_TERMINAL 1").count(), 1);
 }
 
 #[test]
@@ -48,10 +74,10 @@ fn header_declares_every_function_of_spec_13() {
         "uq_code uq_pending(uq_context *ctx, char **out_json);",
         "const char *uq_tool_definition(void);",
     ];
-    for f in functions {
-        assert!(GENERATED.contains(f), "header lacks `{f}`");
-    }
     let flat: String = GENERATED.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in functions {
+        assert!(flat.contains(f), "header lacks `{f}`");
+    }
     for f in [
         "uq_code uq_ask(uq_context *ctx, const char *request_json, const uq_agent *agent, const uq_abort *abort, uq_ask_callback callback, void *user_data);",
         "uq_code uq_ask_wait(uq_context *ctx, const char *request_json, const uq_agent *agent, const uq_abort *abort, char **out_json);",
@@ -63,8 +89,16 @@ fn header_declares_every_function_of_spec_13() {
         "typedef struct uq_abort uq_abort;",
         "UQ_OK = 0,",
         "UQ_INTERNAL = 16,",
+        "UQ_ASK_TIMED_OUT = 17",
         "#ifdef __cplusplus extern \"C\" {",
-        "uq_code uq_register_terminal_provider(uq_context *ctx, uint64_t *out_registration);",
+        "uq_code uq_ask_with_error(uq_context *ctx, const char *request_json, const uq_agent *agent, const uq_abort *abort, uq_ask_callback callback, void *user_data, char **out_error_json);",
+        "uq_code uq_tool_execute_with_error(uq_context *ctx, const char *args_json, const uq_agent *agent, const uq_abort *abort, uq_ask_callback callback, void *user_data, char **out_error_json);",
+        "uq_code uq_extend(uq_context *ctx, uint64_t ticket, int64_t ms, char **out_expires_at);",
+        "uq_code uq_review_plan(uq_context *ctx, const char *request_json, const uq_agent *agent, const uq_abort *abort, uq_ask_callback callback, void *user_data);",
+        "uq_code uq_review_plan_with_error(uq_context *ctx, const char *request_json, const uq_agent *agent, const uq_abort *abort, uq_ask_callback callback, void *user_data, char **out_error_json);",
+        "uq_code uq_context_set_journal(uq_context *ctx, const char *path);",
+        "uint64_t uq_journal_errors(const uq_context *ctx);",
+        "#define UQ_HAS_TERMINAL 1",
     ] {
         assert!(flat.contains(f), "header lacks `{f}`");
     }

@@ -28,10 +28,10 @@ use user_questions::{
     parse_request, validate_answer,
 };
 
-use super::support::{Completion, c, take};
-use crate::context::ContextHandle;
-use crate::handles;
-use crate::*;
+mod support;
+
+use support::{Completion, c, take};
+use user_questions_ffi::*;
 
 const CASE_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -426,8 +426,7 @@ fn register(
     let b = behaviour(spec)?;
     let strict = case.get("strict").and_then(Value::as_bool).unwrap_or(false);
     if strict {
-        let handle = handles::get::<ContextHandle, _>(setup.ctx).unwrap();
-        handle.context.user_questions().set_strict(true);
+        service_of(setup.ctx).unwrap().set_strict(true);
     }
     let mut id = 0u64;
     match mode {
@@ -478,10 +477,8 @@ fn register(
         }
         Mode::Rust => {
             let called = Arc::new(AtomicBool::new(false));
-            let handle = handles::get::<ContextHandle, _>(setup.ctx).unwrap();
-            let _registration = handle
-                .context
-                .user_questions()
+            let _registration = service_of(setup.ctx)
+                .unwrap()
                 .register_provider(RustProvider {
                     behaviour: b,
                     during,

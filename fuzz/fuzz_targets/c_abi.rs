@@ -1,12 +1,13 @@
-//! The libFuzzer entry for the C ABI (`fuzz/` target `c_abi`; compiled only under
-//! `--cfg fuzzing`). Feeds arbitrary bytes — non-UTF-8 included — to the entry points that take
+//! The C ABI under libFuzzer: the real `extern "C"` functions of the ffi crate (its rlib,
+//! instrumented like every crate of this build). Feeds arbitrary bytes — non-UTF-8 included — to the entry points that take
 //! strings or numbers, through the real `extern "C"` functions, and checks that each returns a
 //! code it documents, never crashes and frees what it hands out.
+#![no_main]
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::ptr;
 
-use crate::*;
+use user_questions_ffi::*;
 
 /// Bytes up to the first NUL, NUL-terminated: a C string the fuzzer chose (maybe not UTF-8).
 fn c_string(bytes: &[u8]) -> CString {
@@ -190,6 +191,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         }
         5 => {
             // An agent id, entered and asking.
+            // SAFETY: text is NUL-terminated and outlives the call.
             let agent = unsafe { uq_agent_new(text.as_ptr(), u32::from(op)) };
             let valid_utf8 = text.to_str().is_ok();
             assert_eq!(agent.is_null(), !valid_utf8);
@@ -216,7 +218,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 acc.wrapping_mul(257).wrapping_add(u64::from(b))
             });
             let name = uq_code_name(n as u32);
-            assert_eq!(name.is_null(), n as u32 > 16);
+            assert_eq!(name.is_null(), n as u32 as usize >= uq_code::ALL.len());
             allowed(
                 uq_unregister_provider(ctx, n),
                 &[UQ_OK, UQ_INVALID_ARGUMENT],

@@ -5,200 +5,7 @@
  * Each test prints its name; a failed CHECK prints file:line and the condition, and the
  * program exits 1 after running every test.
  */
-#define _DEFAULT_SOURCE
-#include "user_questions.h"
-
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-#define CHECK_CODE(expr, want)                                                   \
-  do {                                                                           \
-    uq_code got_ = (expr);                                                       \
-    if (got_ != (want)) {                                                        \
-      fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, \
-              #expr, uq_code_name(got_), uq_code_name(want));                    \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-#define CHECK_STR(got, want)                                                     \
-  do {                                                                           \
-    const char *g_ = (got), *w_ = (want);                                        \
-    if (g_ == NULL || strcmp(g_, w_) != 0) {                                     \
-      fprintf(stderr, "%s:%d: got %s\n    expected %s\n", __FILE__, __LINE__,    \
-              g_ ? g_ : "(null)", w_);                                           \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-#define CHECK_CONTAINS(got, part)                                                \
-  do {                                                                           \
-    const char *g_ = (got), *p_ = (part);                                        \
-    if (g_ == NULL || strstr(g_, p_) == NULL) {                                  \
-      fprintf(stderr, "%s:%d: %s\n    does not contain %s\n", __FILE__, __LINE__, \
-              g_ ? g_ : "(null)", p_);                                           \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-/* How many rounds the race tests run (smaller under valgrind: UQ_TEST_ROUNDS). */
-static int rounds(int normal) {
-  const char *env = getenv("UQ_TEST_ROUNDS");
-  return env ? atoi(env) : normal;
-}
-
-static const char *const CONFIRM =
-    "{\"questions\":[{\"id\":\"go\",\"question\":\"Proceed?\","
-    "\"options\":[{\"label\":\"Yes (Recommended)\"},{\"label\":\"No\"}]}]}";
-static const char *const CONFIRM_YES = "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes (Recommended)\"]}]}";
-static const char *const CONFIRM_NO = "{\"answers\":[{\"id\":\"go\",\"selected\":[\"No\"]}]}";
-static const char *const INVALID_UTF8 = "{\"questions\":\xff\xfe}";
-
-#define MSG_ABORTED "ask_user_question was aborted before the user answered"
-#define MSG_DISPOSED "the user-questions provider was disposed before the user answered"
-
-/* ------------------------------------------------------------------------------------- */
-/* Completions                                                                            */
-/* ------------------------------------------------------------------------------------- */
-
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int calls;
-  uq_code code;
-  char *json;
-  pthread_t thread;
-} completion;
-
-static void completion_init(completion *c) {
-  pthread_mutex_init(&c->mu, NULL);
-  pthread_cond_init(&c->cv, NULL);
-  c->calls = 0;
-  c->code = UQ_INTERNAL;
-  c->json = NULL;
-}
-
-static void completion_destroy(completion *c) {
-  free(c->json);
-  pthread_mutex_destroy(&c->mu);
-  pthread_cond_destroy(&c->cv);
-}
-
-static void on_done(void *user_data, uq_code code, const char *json) {
-  completion *c = user_data;
-  pthread_mutex_lock(&c->mu);
-  c->calls++;
-  c->code = code;
-  free(c->json);
-  c->json = strdup(json);
-  c->thread = pthread_self();
-  pthread_cond_broadcast(&c->cv);
-  pthread_mutex_unlock(&c->mu);
-}
-
-/* Waits up to 10 s for the callback; returns its call count. */
-static int completion_wait(completion *c) {
-  struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += 10;
-  pthread_mutex_lock(&c->mu);
-  while (c->calls == 0) {
-    if (pthread_cond_timedwait(&c->cv, &c->mu, &deadline) != 0) break;
-  }
-  int calls = c->calls;
-  pthread_mutex_unlock(&c->mu);
-  return calls;
-}
-
-static int completion_calls(completion *c) {
-  pthread_mutex_lock(&c->mu);
-  int calls = c->calls;
-  pthread_mutex_unlock(&c->mu);
-  return calls;
-}
-
-/* ------------------------------------------------------------------------------------- */
-/* A C provider that records what it is told                                              */
-/* ------------------------------------------------------------------------------------- */
-
-typedef struct {
-  uq_context *ctx;
-  pthread_mutex_t mu;
-  int asks;
-  int withdraws;
-  int releases;
-  uint64_t last_ticket;
-  uint64_t last_withdrawn;
-  char *last_request;
-  const char *answer_inline; /* when set, `ask` answers with it from inside the callback */
-  int cancel_inline;         /* when set, `ask` cancels from inside the callback */
-  uq_code inline_code;
-} recorder;
-
-static void recorder_init(recorder *r, uq_context *ctx) {
-  memset(r, 0, sizeof *r);
-  r->ctx = ctx;
-  pthread_mutex_init(&r->mu, NULL);
-}
-
-static void recorder_destroy(recorder *r) {
-  free(r->last_request);
-  pthread_mutex_destroy(&r->mu);
-}
-
-static void rec_ask(void *user_data, uint64_t ticket, const char *request_json) {
-  recorder *r = user_data;
-  pthread_mutex_lock(&r->mu);
-  r->asks++;
-  r->last_ticket = ticket;
-  free(r->last_request);
-  r->last_request = strdup(request_json);
-  const char *answer = r->answer_inline;
-  int cancel = r->cancel_inline;
-  pthread_mutex_unlock(&r->mu);
-  /* Re-entering the library from inside the provider's callback. */
-  if (answer) r->inline_code = uq_answer(r->ctx, ticket, answer, NULL);
-  if (cancel) r->inline_code = uq_cancel(r->ctx, ticket);
-}
-
-static void rec_withdraw(void *user_data, uint64_t ticket) {
-  recorder *r = user_data;
-  pthread_mutex_lock(&r->mu);
-  r->withdraws++;
-  r->last_withdrawn = ticket;
-  pthread_mutex_unlock(&r->mu);
-}
-
-static void rec_release(void *user_data) {
-  recorder *r = user_data;
-  pthread_mutex_lock(&r->mu);
-  r->releases++;
-  pthread_mutex_unlock(&r->mu);
-}
-
-static const uq_provider RECORDER = {rec_ask, rec_withdraw, rec_release};
-
-static int rec_get(recorder *r, const int *field) {
-  pthread_mutex_lock(&r->mu);
-  int v = *field;
-  pthread_mutex_unlock(&r->mu);
-  return v;
-}
+#include "support.h"
 
 /* ------------------------------------------------------------------------------------- */
 /* Tests                                                                                  */
@@ -207,17 +14,38 @@ static int rec_get(recorder *r, const int *field) {
 static void test_version_names_and_definition(void) {
   CHECK(uq_version() != NULL && strlen(uq_version()) > 0);
   CHECK(uq_version() == uq_version());
-  static const char *const names[] = {
-      "OK", "ASK_ABORTED", "EMPTY_QUESTIONS", "CALLER_NOT_LIVE", "DELEGATED_CALLER",
-      "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_CANCELLED", "INVALID_REQUEST",
-      "BAD_ANSWER", "PROVIDER_FAILED", "NOT_PENDING", "ALREADY_RESOLVED", "AGENT_EXISTS",
-      "INVALID_ARGUMENT", "INTERNAL"};
-  for (int i = 0; i <= 16; i++) CHECK_STR(uq_code_name((uq_code)i), names[i]);
+  static const char *const names[] = {"OK",
+                                      "ASK_ABORTED",
+                                      "EMPTY_QUESTIONS",
+                                      "CALLER_NOT_LIVE",
+                                      "DELEGATED_CALLER",
+                                      "BAD_INTENT",
+                                      "NO_PROVIDER",
+                                      "DUPLICATE_PROVIDER",
+                                      "ASK_CANCELLED",
+                                      "INVALID_REQUEST",
+                                      "BAD_ANSWER",
+                                      "PROVIDER_FAILED",
+                                      "NOT_PENDING",
+                                      "ALREADY_RESOLVED",
+                                      "AGENT_EXISTS",
+                                      "INVALID_ARGUMENT",
+                                      "INTERNAL",
+                                      "ASK_TIMED_OUT"};
+  for (int i = 0; i <= 17; i++)
+    CHECK_STR(uq_code_name((uq_code)i), names[i]);
   CHECK(UQ_OK == 0 && UQ_ASK_ABORTED == 1 && UQ_BAD_ANSWER == 10 && UQ_INTERNAL == 16);
-  CHECK(uq_code_name((uq_code)17) == NULL);
+  CHECK(UQ_ASK_TIMED_OUT == 17);
+  CHECK(uq_code_name((uq_code)18) == NULL);
+  /* The header's version macros are the library's version. */
+  char version[64];
+  snprintf(version, sizeof version, "%d.%d.%d", UQ_VERSION_MAJOR, UQ_VERSION_MINOR,
+           UQ_VERSION_PATCH);
+  CHECK_STR(uq_version(), version);
   const char *def = uq_tool_definition();
   CHECK(def == uq_tool_definition());
-  CHECK(strncmp(def, "{\"name\":\"ask_user_question\",\"description\":\"Ask the user a concise", 62) == 0);
+  CHECK(strncmp(def, "{\"name\":\"ask_user_question\",\"description\":\"Ask the user a concise",
+                62) == 0);
   CHECK_CONTAINS(def, "\"multi_select\":{\"type\":\"boolean\"");
   CHECK_CONTAINS(def, "\"required\":[\"questions\"]");
 }
@@ -322,7 +150,8 @@ static void test_invalid_utf8_arguments(void) {
   CHECK_CODE(uq_register_provider(ctx, &RECORDER, &rec, &reg), UQ_OK);
   CHECK_CODE(uq_ask(ctx, CONFIRM, NULL, NULL, on_done, &done), UQ_OK);
   char *reason = NULL;
-  CHECK_CODE(uq_answer(ctx, rec.last_ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"\xff\"]}]}", &reason),
+  CHECK_CODE(uq_answer(ctx, rec.last_ticket,
+                       "{\"answers\":[{\"id\":\"go\",\"selected\":[\"\xff\"]}]}", &reason),
              UQ_INVALID_ARGUMENT);
   CHECK_STR(reason, "answer_json is not valid UTF-8");
   uq_string_free(reason);
@@ -420,13 +249,15 @@ static void test_agents_who_may_ask(void) {
   CHECK_CODE(ask_wait(ctx, CONFIRM, resumed, NULL, &json), UQ_OK); /* depth is informational */
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, CONFIRM, child, NULL, &json), UQ_DELEGATED_CALLER);
-  CHECK_STR(json, "{\"code\":\"DELEGATED_CALLER\",\"message\":\"human interaction is unavailable while "
-                  "the calling agent is owned by another live agent; include the unresolved question "
-                  "or decision in the child agent's final result\"}");
+  CHECK_STR(json,
+            "{\"code\":\"DELEGATED_CALLER\",\"message\":\"human interaction is unavailable while "
+            "the calling agent is owned by another live agent; include the unresolved question "
+            "or decision in the child agent's final result\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, CONFIRM, forged, NULL, &json), UQ_CALLER_NOT_LIVE);
-  CHECK_STR(json, "{\"code\":\"CALLER_NOT_LIVE\",\"message\":\"human interaction requires the exact "
-                  "live calling agent when an agent is supplied\"}");
+  CHECK_STR(json,
+            "{\"code\":\"CALLER_NOT_LIVE\",\"message\":\"human interaction requires the exact "
+            "live calling agent when an agent is supplied\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, CONFIRM, empty, NULL, &json), UQ_CALLER_NOT_LIVE);
   uq_string_free(json);
@@ -480,35 +311,43 @@ static void test_ask_checks_in_order(void) {
   completion_init(&done);
   char *json;
   static const char *const empty = "{\"questions\":[]}";
-  static const char *const dup = "{\"questions\":[{\"id\":\"a\",\"question\":\"A?\"},{\"id\":\"a\",\"question\":\"B?\"}]}";
+  static const char *const dup =
+      "{\"questions\":[{\"id\":\"a\",\"question\":\"A?\"},{\"id\":\"a\",\"question\":\"B?\"}]}";
   static const char *const bad_intent =
       "{\"questions\":[{\"id\":\"plan\",\"question\":\"Approve?\",\"detail\":\"the plan\","
-      "\"options\":[{\"label\":\"Approve\"}],\"intent\":{\"kind\":\"plan-review\",\"approve\":\"Ship\"}}]}";
+      "\"options\":[{\"label\":\"Approve\"}],\"intent\":{\"kind\":\"plan-review\",\"approve\":"
+      "\"Ship\"}}]}";
 
   /* Malformed input first, then the aborted signal, then emptiness, the caller, intents, ... */
   CHECK_CODE(ask_wait(ctx, "not json", stranger, abort, &json), UQ_INVALID_REQUEST);
   CHECK_CONTAINS(json, "\"message\":\"request is not valid JSON");
   uq_string_free(json);
-  CHECK_CODE(ask_wait(ctx, "{\"questions\":[{\"question\":\"Q?\"}]}", NULL, NULL, &json), UQ_INVALID_REQUEST);
-  CHECK_STR(json, "{\"code\":\"INVALID_REQUEST\",\"message\":\"questions[0].id must be a string\"}");
+  CHECK_CODE(ask_wait(ctx, "{\"questions\":[{\"question\":\"Q?\"}]}", NULL, NULL, &json),
+             UQ_INVALID_REQUEST);
+  CHECK_STR(json,
+            "{\"code\":\"INVALID_REQUEST\",\"message\":\"questions[0].id must be a string\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, empty, stranger, abort, &json), UQ_ASK_ABORTED);
   CHECK_STR(json, "{\"code\":\"ASK_ABORTED\",\"message\":\"" MSG_ABORTED "\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, empty, stranger, NULL, &json), UQ_EMPTY_QUESTIONS);
-  CHECK_STR(json, "{\"code\":\"EMPTY_QUESTIONS\",\"message\":\"ask_user_question requires at least one question\"}");
+  CHECK_STR(json, "{\"code\":\"EMPTY_QUESTIONS\",\"message\":\"ask_user_question requires at least "
+                  "one question\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, bad_intent, stranger, NULL, &json), UQ_CALLER_NOT_LIVE);
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, bad_intent, NULL, NULL, &json), UQ_BAD_INTENT);
-  CHECK_STR(json, "{\"code\":\"BAD_INTENT\",\"message\":\"question plan declares intent plan-review "
-                  "whose approve label \\\"Ship\\\" names none of its options\"}");
+  CHECK_STR(json,
+            "{\"code\":\"BAD_INTENT\",\"message\":\"question plan declares intent plan-review "
+            "whose approve label \\\"Ship\\\" names none of its options\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, dup, NULL, NULL, &json), UQ_INVALID_REQUEST);
-  CHECK_STR(json, "{\"code\":\"INVALID_REQUEST\",\"message\":\"question id \\\"a\\\" appears more than once\"}");
+  CHECK_STR(json, "{\"code\":\"INVALID_REQUEST\",\"message\":\"question id \\\"a\\\" appears more "
+                  "than once\"}");
   uq_string_free(json);
   CHECK_CODE(ask_wait(ctx, CONFIRM, NULL, NULL, &json), UQ_NO_PROVIDER);
-  CHECK_STR(json, "{\"code\":\"NO_PROVIDER\",\"message\":\"no user-questions provider is registered\"}");
+  CHECK_STR(json,
+            "{\"code\":\"NO_PROVIDER\",\"message\":\"no user-questions provider is registered\"}");
   uq_string_free(json);
 
   /* The same through uq_ask: the code is returned and the callback never fires. */
@@ -629,7 +468,8 @@ static void test_provider_answers_inside_ask(void) {
   rec.answer_inline = NULL;
   rec.cancel_inline = 1;
   CHECK_CODE(ask_wait(ctx, CONFIRM, NULL, NULL, &json), UQ_ASK_CANCELLED);
-  CHECK_STR(json, "{\"code\":\"ASK_CANCELLED\",\"message\":\"the user cancelled ask_user_question\"}");
+  CHECK_STR(json,
+            "{\"code\":\"ASK_CANCELLED\",\"message\":\"the user cancelled ask_user_question\"}");
   uq_string_free(json);
   CHECK(rec.withdraws == 0);
   CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
@@ -672,7 +512,9 @@ static void test_inbox_settlement_codes(void) {
 
   /* BAD_ANSWER with the reason; the question stays pending. */
   char *reason = NULL;
-  CHECK_CODE(uq_answer(ctx, ta, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Maybe\"]}]}", &reason), UQ_BAD_ANSWER);
+  CHECK_CODE(
+      uq_answer(ctx, ta, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Maybe\"]}]}", &reason),
+      UQ_BAD_ANSWER);
   CHECK(reason != NULL && strlen(reason) > 0);
   CHECK_CONTAINS(reason, "Maybe");
   uq_string_free(reason);
@@ -701,7 +543,8 @@ static void test_inbox_settlement_codes(void) {
   CHECK_CODE(uq_cancel(ctx, tb), UQ_OK);
   CHECK(completion_calls(&b) == 1);
   CHECK_CODE(b.code, UQ_ASK_CANCELLED);
-  CHECK_STR(b.json, "{\"code\":\"ASK_CANCELLED\",\"message\":\"the user cancelled ask_user_question\"}");
+  CHECK_STR(b.json,
+            "{\"code\":\"ASK_CANCELLED\",\"message\":\"the user cancelled ask_user_question\"}");
   CHECK_CODE(uq_fail(ctx, tc, "the terminal went away"), UQ_OK);
   CHECK_CODE(c.code, UQ_PROVIDER_FAILED);
   CHECK_STR(c.json, "{\"code\":\"PROVIDER_FAILED\",\"message\":\"the terminal went away\"}");
@@ -733,7 +576,8 @@ static uint64_t first_pending_ticket(uq_context *ctx) {
   uint64_t ticket = 0;
   if (uq_pending(ctx, &pending) == UQ_OK) {
     const char *at = strstr(pending, "\"ticket\":");
-    if (at) ticket = strtoull(at + 9, NULL, 10);
+    if (at)
+      ticket = strtoull(at + 9, NULL, 10);
   }
   uq_string_free(pending);
   return ticket;
@@ -807,7 +651,8 @@ static void *wait_for_answer(void *arg) {
 }
 
 static void wait_until_pending(uq_context *ctx) {
-  for (int i = 0; i < 10000 && first_pending_ticket(ctx) == 0; i++) usleep(500);
+  for (int i = 0; i < 10000 && first_pending_ticket(ctx) == 0; i++)
+    usleep(500);
 }
 
 static void test_abort_while_waiting(void) {
@@ -884,7 +729,8 @@ static void test_unregister_with_asks_waiting(void) {
   waiter w = {.ctx = ctx};
   pthread_t t;
   pthread_create(&t, NULL, wait_for_answer, &w);
-  for (int i = 0; i < 10000 && rec_get(&rec, &rec.asks) < 3; i++) usleep(500);
+  for (int i = 0; i < 10000 && rec_get(&rec, &rec.asks) < 3; i++)
+    usleep(500);
   CHECK(rec_get(&rec, &rec.asks) == 3);
   CHECK(rec.releases == 0);
 
@@ -971,7 +817,8 @@ static void ask_again(void *user_data, uq_code code, const char *json) {
   c->last = code;
   if (c->depth-- > 0) {
     uq_code again = uq_ask(c->ctx, CONFIRM, NULL, NULL, ask_again, c);
-    if (again != UQ_OK) c->last = again;
+    if (again != UQ_OK)
+      c->last = again;
   }
 }
 
@@ -998,7 +845,9 @@ static void count_withdraw(void *user_data, uint64_t ticket) {
   ((self_unregistering *)user_data)->withdraws++;
 }
 
-static void count_release(void *user_data) { ((self_unregistering *)user_data)->releases++; }
+static void count_release(void *user_data) {
+  ((self_unregistering *)user_data)->releases++;
+}
 
 static void free_context_in_completion(void *user_data, uq_code code, const char *json) {
   (void)code;
@@ -1032,7 +881,8 @@ static void test_callbacks_reenter_the_library(void) {
   uq_context *doomed = uq_context_new();
   CHECK_CODE(uq_register_auto_responder(doomed, "first", false, &reg), UQ_OK);
   CHECK_CODE(uq_ask(doomed, CONFIRM, NULL, NULL, free_context_in_completion, doomed), UQ_OK);
-  CHECK_CODE(uq_ask(doomed, CONFIRM, NULL, NULL, free_context_in_completion, doomed), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_ask(doomed, CONFIRM, NULL, NULL, free_context_in_completion, doomed),
+             UQ_INVALID_ARGUMENT);
   uq_context_free(ctx);
 }
 
@@ -1046,10 +896,11 @@ static void test_tool(void) {
   CHECK_CODE(uq_tool_execute(ctx, args, NULL, NULL, on_done, &done), UQ_OK);
   CHECK(completion_calls(&done) == 1);
   CHECK_CODE(done.code, UQ_NO_PROVIDER);
-  CHECK_STR(done.json,
-            "{\"isError\":true,\"error\":{\"name\":\"UserQuestionError\",\"code\":\"NO_PROVIDER\","
-            "\"message\":\"no user-questions provider is registered\"},\"content\":[{\"type\":\"text\","
-            "\"text\":\"Error: no user-questions provider is registered\"}]}");
+  CHECK_STR(
+      done.json,
+      "{\"isError\":true,\"error\":{\"name\":\"UserQuestionError\",\"code\":\"NO_PROVIDER\","
+      "\"message\":\"no user-questions provider is registered\"},\"content\":[{\"type\":\"text\","
+      "\"text\":\"Error: no user-questions provider is registered\"}]}");
 
   uint64_t reg;
   CHECK_CODE(uq_register_auto_responder(ctx, "recommended", false, &reg), UQ_OK);
@@ -1057,13 +908,16 @@ static void test_tool(void) {
   CHECK(completion_calls(&done) == 2);
   CHECK_CODE(done.code, UQ_OK);
   CHECK_STR(done.json,
-            "{\"isError\":false,\"value\":{\"answers\":[{\"id\":\"pkg\",\"selected\":[\"pnpm (Recommended)\"]}]},"
+            "{\"isError\":false,\"value\":{\"answers\":[{\"id\":\"pkg\",\"selected\":[\"pnpm "
+            "(Recommended)\"]}]},"
             "\"content\":[{\"type\":\"text\",\"text\":\"{\\\"answers\\\":[{\\\"id\\\":\\\"pkg\\\","
             "\\\"selected\\\":[\\\"pnpm (Recommended)\\\"]}]}\"}]}");
 
   CHECK_CODE(uq_tool_execute(ctx, "{\"questions\":\"none\"}", NULL, NULL, on_done, &done), UQ_OK);
   CHECK_CODE(done.code, UQ_INVALID_REQUEST);
-  CHECK_CONTAINS(done.json, "\"isError\":true,\"error\":{\"name\":\"UserQuestionError\",\"code\":\"INVALID_REQUEST\"");
+  CHECK_CONTAINS(
+      done.json,
+      "\"isError\":true,\"error\":{\"name\":\"UserQuestionError\",\"code\":\"INVALID_REQUEST\"");
   CHECK_CODE(uq_tool_execute(ctx, "not json", NULL, NULL, on_done, &done), UQ_OK);
   CHECK_CODE(done.code, UQ_INVALID_REQUEST);
 
@@ -1089,7 +943,8 @@ static void test_tool(void) {
   uq_abort_trigger(abort);
   CHECK(completion_calls(&done) == before + 1);
   CHECK_CODE(done.code, UQ_ASK_ABORTED);
-  CHECK_CONTAINS(done.json, "\"content\":[{\"type\":\"text\",\"text\":\"Error: " MSG_ABORTED "\"}]");
+  CHECK_CONTAINS(done.json,
+                 "\"content\":[{\"type\":\"text\",\"text\":\"Error: " MSG_ABORTED "\"}]");
 
   uq_abort_free(abort);
   uq_agent_free(root);
@@ -1117,13 +972,19 @@ static void *ask_many(void *arg) {
     completion_init(&done);
     uq_code code = uq_ask(a->ctx, CONFIRM, NULL, abort, on_done, &done);
     if (code == UQ_OK) {
-      if (i % 3 == 0) uq_abort_trigger(abort); /* races with the answering thread */
-      if (completion_wait(&done) != 1) a->other++;
+      if (i % 3 == 0)
+        uq_abort_trigger(abort); /* races with the answering thread */
+      if (completion_wait(&done) != 1)
+        a->other++;
       usleep(100);
-      if (completion_calls(&done) != 1) a->other++; /* exactly once */
-      if (done.code == UQ_OK) a->ok++;
-      else if (done.code == UQ_ASK_ABORTED) a->aborted++;
-      else a->other++;
+      if (completion_calls(&done) != 1)
+        a->other++; /* exactly once */
+      if (done.code == UQ_OK)
+        a->ok++;
+      else if (done.code == UQ_ASK_ABORTED)
+        a->aborted++;
+      else
+        a->other++;
     } else {
       a->other++;
     }
@@ -1139,11 +1000,13 @@ static void *answer_everything(void *arg) {
     pthread_mutex_lock(&w->mu);
     int stop = w->stop;
     pthread_mutex_unlock(&w->mu);
-    if (stop) return NULL;
+    if (stop)
+      return NULL;
     uint64_t ticket = first_pending_ticket(w->ctx);
     if (ticket) {
       uq_code code = uq_answer(w->ctx, ticket, CONFIRM_YES, NULL);
-      if (code == UQ_OK) w->answered++;
+      if (code == UQ_OK)
+        w->answered++;
     } else {
       usleep(50);
     }
@@ -1249,7 +1112,8 @@ static void test_tickets_of_another_context(void) {
   CHECK_CODE(uq_ask(a, CONFIRM, NULL, NULL, on_done, &done), UQ_OK);
   uint64_t ticket = rec_a.last_ticket;
   char *reason = NULL;
-  CHECK_CODE(uq_answer(b, ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[]}]}", &reason), UQ_NOT_PENDING);
+  CHECK_CODE(uq_answer(b, ticket, "{\"answers\":[{\"id\":\"go\",\"selected\":[]}]}", &reason),
+             UQ_NOT_PENDING);
   CHECK_STR(reason, "question 1 is not pending");
   uq_string_free(reason);
   CHECK_CODE(uq_cancel(b, ticket), UQ_NOT_PENDING);

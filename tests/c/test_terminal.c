@@ -20,7 +20,8 @@ static int failures;
   } while (0)
 
 static const char *const PICK =
-    "{\"questions\":[{\"id\":\"pkg\",\"header\":\"Tooling\",\"question\":\"Which package manager?\","
+    "{\"questions\":[{\"id\":\"pkg\",\"header\":\"Tooling\",\"question\":\"Which package "
+    "manager?\","
     "\"options\":[{\"label\":\"pnpm (Recommended)\"},{\"label\":\"npm\"}]}]}";
 
 int main(void) {
@@ -51,7 +52,8 @@ int main(void) {
   CHECK(uq_ask_wait(ctx, PICK, NULL, NULL, &json) == UQ_NO_PROVIDER);
   uq_string_free(json);
   uq_context_free(ctx);
-  if (failures) return 1;
+  if (failures)
+    return 1;
   printf("terminal provider tests passed\n");
   return 0;
 }

@@ -1,3 +1,4 @@
+#![allow(dead_code)]
 //! Helpers for calling the extern "C" functions from Rust tests as C would.
 
 use std::ffi::{CStr, CString, c_char, c_void};
@@ -5,15 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::*;
+use user_questions_ffi::*;
 
 /// A NUL-terminated copy of `s`.
-pub(crate) fn c(s: &str) -> CString {
+pub fn c(s: &str) -> CString {
     CString::new(s).expect("no NUL in test strings")
 }
 
 /// Takes ownership of a string the library returned.
-pub(crate) fn take(s: *mut c_char) -> String {
+pub fn take(s: *mut c_char) -> String {
     assert!(!s.is_null(), "the library returned NULL");
     // SAFETY: a string returned by the library, not yet freed.
     let text = unsafe { CStr::from_ptr(s) }.to_str().unwrap().to_owned();
@@ -24,30 +25,30 @@ pub(crate) fn take(s: *mut c_char) -> String {
 
 /// Collects the settlements of one `uq_ask`/`uq_tool_execute`: counts calls, keeps the last.
 #[derive(Default)]
-pub(crate) struct Completion {
+pub struct Completion {
     calls: AtomicUsize,
     outcome: Mutex<Option<(uq_code, String)>>,
     ready: Condvar,
 }
 
 impl Completion {
-    pub(crate) fn new() -> Arc<Completion> {
+    pub fn new() -> Arc<Completion> {
         Arc::new(Completion::default())
     }
 
     /// The `user_data` for `callback`; the test keeps the `Arc` alive until it has fired.
-    pub(crate) fn user_data(self: &Arc<Self>) -> *mut c_void {
+    pub fn user_data(self: &Arc<Self>) -> *mut c_void {
         Arc::as_ptr(self) as *mut c_void
     }
 
-    pub(crate) const CALLBACK: uq_ask_callback = Some(completion_callback);
+    pub const CALLBACK: uq_ask_callback = Some(completion_callback);
 
-    pub(crate) fn calls(&self) -> usize {
+    pub fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 
     /// Waits for the callback, up to `timeout`.
-    pub(crate) fn wait(&self, timeout: Duration) -> Option<(uq_code, String)> {
+    pub fn wait(&self, timeout: Duration) -> Option<(uq_code, String)> {
         let guard = self.outcome.lock().unwrap();
         let (guard, _) = self
             .ready
@@ -57,7 +58,7 @@ impl Completion {
     }
 
     /// The outcome, if the callback fired.
-    pub(crate) fn now(&self) -> Option<(uq_code, String)> {
+    pub fn now(&self) -> Option<(uq_code, String)> {
         self.outcome.lock().unwrap().clone()
     }
 }
