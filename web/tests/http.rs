@@ -1,0 +1,1270 @@
+//! The HTTP API of §19 against a real server on 127.0.0.1:0: every endpoint and error code,
+//! the token (cookie and Bearer), Host and Origin checks, the headers, the size limit, the
+//! event stream (replay, resume, order), races between clients, and shutdown.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::{Client, Method, StatusCode, header};
+use serde_json::{Value, json};
+use user_questions::{
+    AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption,
+    AskUserQuestionRequest, Context, ErrorCode, Result,
+};
+use user_questions_web::{MAX_BODY_BYTES, WebProvider};
+
+const TOKEN: &str = "test-token_0123456789";
+/// Generous bound for things that should happen at once; tests assert outcomes, not durations.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+struct Fixture {
+    ctx: Context,
+    web: WebProvider,
+    base: String,
+    client: Client,
+}
+
+fn fixture() -> Fixture {
+    let web = WebProvider::builder()
+        .listen("127.0.0.1:0")
+        .token(TOKEN)
+        .bind()
+        .expect("bind");
+    let ctx = Context::new();
+    // Dropping the handle keeps the provider registered.
+    let _ = ctx
+        .user_questions()
+        .register_provider(web.clone())
+        .expect("register");
+    let base = format!("http://{}", web.local_addr());
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    Fixture {
+        ctx,
+        web,
+        base,
+        client,
+    }
+}
+
+fn question(id: &str, labels: &[&str]) -> AskUserQuestionItem {
+    let mut q = AskUserQuestionItem::new(id, format!("Question {id}?"));
+    if !labels.is_empty() {
+        q.options = Some(
+            labels
+                .iter()
+                .map(|l| AskUserQuestionOption {
+                    label: (*l).to_owned(),
+                    description: None,
+                })
+                .collect(),
+        );
+    }
+    q
+}
+
+/// Starts an ask on its own thread; the receiver gets its settlement.
+fn ask(
+    ctx: &Context,
+    request: AskUserQuestionRequest,
+) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    let pending = ctx.user_questions().start(request);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let result = match pending {
+            Ok(p) => futures::executor::block_on(p),
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(result);
+    });
+    rx
+}
+
+fn ask_one(f: &Fixture, id: &str) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question(id, &["A", "B"])]),
+    )
+}
+
+async fn wait_pending(f: &Fixture, n: usize) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while f.web.inbox().len() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{n} pending never came"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn settled(rx: &mpsc::Receiver<Result<AskUserQuestionAnswer>>) -> Result<AskUserQuestionAnswer> {
+    rx.recv_timeout(PATIENCE).expect("the ask settles")
+}
+
+impl Fixture {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(TOKEN)
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.request(Method::GET, path).send().await.unwrap()
+    }
+
+    async fn post(&self, path: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+        self.request(Method::POST, path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn error(code: &str, message: &str) -> Value {
+    json!({"error": {"code": code, "message": message}})
+}
+
+fn assert_security_headers(response: &reqwest::Response) {
+    let h = response.headers();
+    assert_eq!(
+        h["content-security-policy"],
+        "default-src 'self'",
+        "{}",
+        response.url()
+    );
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["referrer-policy"], "no-referrer");
+}
+
+fn assert_api_headers(response: &reqwest::Response) {
+    assert_security_headers(response);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+}
+
+/// One raw HTTP/1.1 exchange, for headers a client library would fix (Host).
+fn raw(addr: std::net::SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out);
+    out
+}
+
+/// POSTs `size` bytes (with a Content-Length, or chunked) from another thread, which may find
+/// the connection closed once the server answered; returns the response.
+fn raw_upload(
+    addr: std::net::SocketAddr,
+    path: &str,
+    declared: Option<usize>,
+    size: usize,
+) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let length = match declared {
+        Some(n) => format!("Content-Length: {n}\r\n"),
+        None => "Transfer-Encoding: chunked\r\n".to_owned(),
+    };
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n{length}Connection: close\r\n\r\n"
+    );
+    let chunked = declared.is_none();
+    let sender = std::thread::spawn(move || {
+        writer.write_all(head.as_bytes())?;
+        let block = vec![b' '; 64 * 1024];
+        let mut sent = 0;
+        while sent < size {
+            let n = block.len().min(size - sent);
+            if chunked {
+                writer.write_all(format!("{n:x}\r\n").as_bytes())?;
+            }
+            writer.write_all(&block[..n])?;
+            if chunked {
+                writer.write_all(b"\r\n")?;
+            }
+            sent += n;
+        }
+        if chunked {
+            writer.write_all(b"0\r\n\r\n")?;
+        }
+        std::io::Result::Ok(())
+    });
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let _ = sender.join();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+// ---- the event stream -----------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+struct Sse {
+    id: Option<u64>,
+    event: String,
+    data: Value,
+}
+
+struct SseReader {
+    body: futures::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
+    buffer: String,
+    /// Lines before the first event (`retry:`, comments).
+    preamble: Vec<String>,
+}
+
+impl SseReader {
+    async fn open(f: &Fixture, last_event_id: Option<u64>) -> SseReader {
+        let mut request = f.request(Method::GET, "/api/v1/events");
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id.to_string());
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_api_headers(&response);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        SseReader {
+            body: response
+                .bytes_stream()
+                .map(|c| c.map(|b| b.to_vec()))
+                .boxed(),
+            buffer: String::new(),
+            preamble: Vec::new(),
+        }
+    }
+
+    /// The next event, or `None` when the stream ended.
+    async fn next(&mut self) -> Option<Sse> {
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut id = None;
+                let mut event = None;
+                let mut data = Vec::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        id = Some(v.trim().parse().unwrap());
+                    } else if let Some(v) = line.strip_prefix("event:") {
+                        event = Some(v.trim().to_owned());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
+                    } else if !line.is_empty() {
+                        self.preamble.push(line.to_owned());
+                    }
+                }
+                if let Some(event) = event {
+                    let data = serde_json::from_str(&data.join("\n")).unwrap();
+                    return Some(Sse { id, event, data });
+                }
+            }
+            match tokio::time::timeout(PATIENCE, self.body.next()).await {
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(std::str::from_utf8(&chunk).unwrap()),
+                Ok(_) => return None,
+                Err(_) => panic!("no event came"),
+            }
+        }
+    }
+
+    /// Whether nothing more arrives within a short while (used only to show no repeats).
+    async fn quiet(&mut self) -> bool {
+        if self.buffer.contains("\n\n") && self.buffer.contains("event:") {
+            return false;
+        }
+        match tokio::time::timeout(Duration::from_millis(300), self.body.next()).await {
+            Err(_) => true,
+            Ok(Some(Ok(chunk))) => {
+                let text = std::str::from_utf8(&chunk).unwrap();
+                // Keep-alive comments are not events.
+                text.lines().all(|l| l.is_empty() || l.starts_with(':'))
+            }
+            Ok(_) => true,
+        }
+    }
+}
+
+// ---- security -------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_needs_the_token() {
+    let f = fixture();
+    for path in [
+        "/",
+        "/app.js",
+        "/style.css",
+        "/api/v1/questions",
+        "/api/v1/events",
+    ] {
+        let response = f.client.get(f.url(path)).send().await.unwrap();
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{path}");
+    }
+    // A wrong token, as a Bearer header, as a cookie, and in the page URL.
+    let wrong = f
+        .client
+        .get(f.url("/api/v1/questions"))
+        .bearer_auth("not-the-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let cookie_name = format!("uq-session-{}", f.web.local_addr().port());
+    let wrong = f
+        .client
+        .get(f.url("/api/v1/questions"))
+        .header(header::COOKIE, format!("{cookie_name}=not-the-token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let wrong = f.client.get(f.url("/?token=nope")).send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(wrong.headers().get(header::SET_COOKIE).is_none());
+    // A POST without a token settles nothing.
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(f.web.inbox().len(), 1);
+    f.web.inbox().cancel(1).unwrap();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_url_sets_a_session_cookie_and_redirects() {
+    let f = fixture();
+    assert_eq!(
+        f.web.url(),
+        format!("http://{}/?token={TOKEN}", f.web.local_addr())
+    );
+    let response = f.client.get(f.web.url()).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "/");
+    assert_security_headers(&response);
+    let cookie = response.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let parts: Vec<&str> = cookie.split("; ").collect();
+    let (pair, attributes) = parts.split_first().unwrap();
+    assert_eq!(
+        *pair,
+        format!("uq-session-{}={TOKEN}", f.web.local_addr().port())
+    );
+    let mut attributes = attributes.to_vec();
+    attributes.sort();
+    assert_eq!(attributes, ["HttpOnly", "Path=/", "SameSite=Strict"]);
+
+    // The cookie alone now opens the page, its assets and the API.
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/app.js", "text/javascript"),
+        ("/style.css", "text/css"),
+        ("/icon.svg", "image/svg+xml"),
+        ("/api/v1/questions", "application/json"),
+    ] {
+        let response = f
+            .client
+            .get(f.url(path))
+            .header(header::COOKIE, pair.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        assert_security_headers(&response);
+        let content_type = response.headers()[header::CONTENT_TYPE].to_str().unwrap();
+        assert!(content_type.starts_with(kind), "{path}: {content_type}");
+    }
+    // The page loads its script and style from the server itself: no inline code.
+    let page = f.get("/").await.text().await.unwrap();
+    assert!(page.contains(r#"<script type="module" src="/app.js"></script>"#));
+    assert!(page.contains(r#"<link rel="stylesheet" href="/style.css">"#));
+    assert!(!page.contains("<style"));
+    assert_eq!(page.matches("<script").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_is_forbidden_on_loopback() {
+    let f = fixture();
+    let addr = f.web.local_addr();
+    let port = addr.port();
+    for host in [
+        "evil.example",
+        "evil.example:80",
+        "localhost.evil.example",
+        "10.0.0.1",
+    ] {
+        let out = raw(
+            addr,
+            &format!(
+                "GET /api/v1/questions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        assert!(out.starts_with("HTTP/1.1 403"), "{host}: {out}");
+        assert!(out.contains(r#""code":"FORBIDDEN""#), "{out}");
+        assert!(out.contains("content-security-policy: default-src 'self'"));
+    }
+    // Also without a token: the rebinding check comes first.
+    let out = raw(
+        addr,
+        "GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    );
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        "app.localhost".to_owned(),
+    ] {
+        let out = raw(
+            addr,
+            &format!(
+                "GET /api/v1/questions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        assert!(out.starts_with("HTTP/1.1 200"), "{host}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_host_is_served_on_a_non_loopback_address() {
+    let web = WebProvider::builder()
+        .listen("0.0.0.0:0")
+        .token(TOKEN)
+        .bind()
+        .unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], web.local_addr().port()));
+    let out = raw(
+        addr,
+        &format!(
+            "GET /api/v1/questions HTTP/1.1\r\nHost: my-laptop.lan:8080\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    // The URL names an address another device can open, never 0.0.0.0.
+    assert!(!web.url().contains("0.0.0.0"), "{}", web.url());
+    web.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_origin_cannot_post() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    for origin in [
+        "http://evil.example",
+        "null",
+        "https://127.0.0.1",
+        "http://localhost:1",
+    ] {
+        let response = f
+            .request(Method::POST, "/api/v1/questions/1/cancel")
+            .header(header::ORIGIN, origin)
+            .send()
+            .await
+            .unwrap();
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{origin}");
+        assert_eq!(body["error"]["code"], "FORBIDDEN");
+    }
+    assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
+    // A GET with a foreign Origin is only reading; the server's own origin may post.
+    let response = f
+        .request(Method::GET, "/api/v1/questions")
+        .header(header::ORIGIN, "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = f
+        .request(Method::POST, "/api/v1/questions/1/cancel")
+        .header(header::ORIGIN, f.base.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_routes_and_methods_are_not_found() {
+    let f = fixture();
+    for (method, path) in [
+        (Method::GET, "/nope"),
+        (Method::GET, "/api/v1/questions/1/answer"),
+        (Method::DELETE, "/api/v1/questions"),
+        (Method::POST, "/api/v1/questions/1/approve"),
+        (Method::POST, "/api/v1/questions/abc/answer"),
+        (Method::POST, "/api/v1/questions/0/cancel"),
+        (Method::POST, "/api/v1/questions/-1/cancel"),
+    ] {
+        let response = f.request(method.clone(), path).send().await.unwrap();
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert_eq!(
+            body,
+            error("NOT_FOUND", "no such resource"),
+            "{method} {path}"
+        );
+    }
+}
+
+// ---- the endpoints --------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_lists_pending_as_p() {
+    let f = fixture();
+    let (status, body) = json_of(f.get("/api/v1/questions").await).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"pending": []})));
+
+    let agent = user_questions::Agent::new("planner");
+    let _detach = f.ctx.agents().enter(&agent, None).unwrap();
+    let first = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("a", &["Yes", "No"])]).with_agent(agent),
+    );
+    let second = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("b", &[])])
+            .with_timeout(Duration::from_secs(600))
+            .with_key("call-7"),
+    );
+    wait_pending(&f, 2).await;
+    let response = f.get("/api/v1/questions").await;
+    assert_api_headers(&response);
+    let text = response.text().await.unwrap();
+    let body: Value = serde_json::from_str(&text).unwrap();
+    let pending = body["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 2);
+    assert_eq!(pending[0]["ticket"], 1);
+    assert_eq!(pending[0]["agentId"], "planner");
+    assert_eq!(pending[0]["questions"][0]["id"], "a");
+    assert!(pending[0].get("expiresAt").is_none());
+    assert!(pending[0].get("key").is_none());
+    assert_eq!(pending[1]["ticket"], 2);
+    assert_eq!(pending[1]["key"], "call-7");
+    assert!(pending[1].get("agentId").is_none());
+    // Keys in the order of P: ticket, questions, agentId?, askedAt, expiresAt?, key?.
+    let order = |needles: &[&str]| {
+        let at: Vec<usize> = needles.iter().map(|n| text.rfind(n).unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{needles:?} in {text}");
+    };
+    order(&[
+        r#"{"ticket":2,"questions""#,
+        r#""askedAt":""#,
+        r#""expiresAt":""#,
+        r#""key":"call-7"}"#,
+    ]);
+    assert!(text.contains(r#"{"ticket":1,"questions":[{"id":"a""#));
+    assert!(text.contains(r#""agentId":"planner","askedAt":""#));
+    // RFC 3339 UTC with milliseconds.
+    let asked_at = pending[1]["askedAt"].as_str().unwrap();
+    assert_eq!(
+        asked_at.len(),
+        "2026-11-30T17:02:03.456Z".len(),
+        "{asked_at}"
+    );
+    assert!(asked_at.ends_with('Z'));
+
+    f.web.inbox().cancel(1).unwrap();
+    f.web.inbox().cancel(2).unwrap();
+    settled(&first).unwrap_err();
+    settled(&second).unwrap_err();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answer_settles_the_asker_once() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+
+    // Checked against its questions: BAD_ANSWER leaves it pending.
+    let response = f
+        .post(
+            "/api/v1/questions/1/answer",
+            r#"{"answers":[{"id":"q","selected":["C"]}]}"#,
+        )
+        .await;
+    assert_api_headers(&response);
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["error"]["code"], "BAD_ANSWER");
+    assert_eq!(f.web.inbox().len(), 1);
+
+    let response = f
+        .post(
+            "/api/v1/questions/1/answer",
+            r#"{"answers":[{"id":"q","selected":["B"]}]}"#,
+        )
+        .await;
+    assert_api_headers(&response);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+    assert_eq!(response.text().await.unwrap(), r#"{"ok":true}"#);
+    assert_eq!(
+        settled(&rx).unwrap().to_compact_json(),
+        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
+    );
+
+    let (status, body) = json_of(
+        f.post(
+            "/api/v1/questions/1/answer",
+            r#"{"answers":[{"id":"q","selected":["A"]}]}"#,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        body,
+        error("ALREADY_RESOLVED", "question 1 is already resolved")
+    );
+    let (status, body) = json_of(
+        f.post(
+            "/api/v1/questions/9/answer",
+            r#"{"answers":[{"id":"q","selected":["A"]}]}"#,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body, error("NOT_PENDING", "question 9 is not pending"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_settles_the_asker_cancelled() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let response = f.post("/api/v1/questions/1/cancel", "").await;
+    assert_api_headers(&response);
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.text().await.unwrap(), r#"{"ok":true}"#);
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskCancelled);
+    assert_eq!(e.message(), "the user cancelled ask_user_question");
+    let (status, body) = json_of(f.post("/api/v1/questions/1/cancel", "").await).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        body,
+        error("ALREADY_RESOLVED", "question 1 is already resolved")
+    );
+    let (status, body) = json_of(f.post("/api/v1/questions/2/cancel", "").await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body, error("NOT_PENDING", "question 2 is not pending"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extend_moves_a_deadline() {
+    let f = fixture();
+    let timed = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("t", &["A"])])
+            .with_timeout(Duration::from_secs(60)),
+    );
+    let untimed = ask_one(&f, "u");
+    wait_pending(&f, 2).await;
+    let before = f.web.inbox().pending()[0].expires_at.clone().unwrap();
+    let mut events = SseReader::open(&f, None).await;
+    assert_eq!(events.next().await.unwrap().event, "requested");
+    assert_eq!(events.next().await.unwrap().event, "requested");
+
+    let response = f
+        .post("/api/v1/questions/1/extend", r#"{"ms":3600000}"#)
+        .await;
+    assert_api_headers(&response);
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK);
+    let after = body["expiresAt"].as_str().unwrap().to_owned();
+    assert_eq!(body, json!({ "expiresAt": after }));
+    assert!(after > before, "{after} > {before}");
+    assert_eq!(
+        f.web.inbox().pending()[0].expires_at.as_deref(),
+        Some(&*after)
+    );
+    let extended = events.next().await.unwrap();
+    assert_eq!(extended.event, "extended");
+    assert_eq!(extended.data, json!({"ticket": 1, "expiresAt": after}));
+
+    // A shorter extension never shortens the deadline.
+    let (_, body) = json_of(f.post("/api/v1/questions/1/extend", r#"{"ms":1}"#).await).await;
+    assert_eq!(body["expiresAt"], after);
+
+    // No deadline: nothing changes, nothing is returned.
+    let (status, body) =
+        json_of(f.post("/api/v1/questions/2/extend", r#"{"ms":1000}"#).await).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({})));
+
+    let range = error(
+        "INVALID_ARGUMENT",
+        "ms must be an integer from 1 to 2147483647",
+    );
+    for bad in [
+        r#"{"ms":0}"#,
+        r#"{"ms":-5}"#,
+        r#"{"ms":2147483648}"#,
+        r#"{"ms":99999999999999999999999}"#,
+        r#"{"ms":1.5}"#,
+        r#"{"ms":"1000"}"#,
+        r#"{}"#,
+        r#"[1000]"#,
+        "1000",
+        "not json",
+        "",
+    ] {
+        let (status, body) = json_of(f.post("/api/v1/questions/1/extend", bad).await).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+        assert_eq!(body, range, "{bad}");
+    }
+    let (status, body) =
+        json_of(f.post("/api/v1/questions/7/extend", r#"{"ms":1000}"#).await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body, error("NOT_PENDING", "question 7 is not pending"));
+    f.web.inbox().cancel(1).unwrap();
+    let (status, body) =
+        json_of(f.post("/api/v1/questions/1/extend", r#"{"ms":1000}"#).await).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        body,
+        error("ALREADY_RESOLVED", "question 1 is already resolved")
+    );
+    f.web.inbox().cancel(2).unwrap();
+    settled(&timed).unwrap_err();
+    settled(&untimed).unwrap_err();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_bodies_get_the_right_error_and_the_server_keeps_serving() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    for bad in [
+        "".as_bytes(),
+        b"not json",
+        b"{",
+        b"[]",
+        b"null",
+        b"{\"answers\":\"no\"}",
+        b"{\"answers\":[{\"id\":\"q\",\"selected\":\"A\"}]}",
+        b"{\"answers\":[{\"id\":\"q\",\"selected\":[1]}]}",
+        b"{\"answers\":[{\"id\":\"other\",\"selected\":[]}]}",
+        b"{\"answers\":[{\"id\":\"q\",\"selected\":[\"A\",\"B\"]}]}",
+        b"{\"answers\":[{\"id\":\"q\",\"selected\":[],\"custom\":\"   \"}]}",
+        b"{\"answers\":[{\"id\":\"q\",\"selected\":[\"\xff\"]}]}",
+        b"\xff\xfe",
+    ] {
+        let (status, body) =
+            json_of(f.post("/api/v1/questions/1/answer", bad.to_vec()).await).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+        assert_eq!(
+            body["error"]["code"],
+            "BAD_ANSWER",
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+        assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+        assert_eq!(f.web.inbox().len(), 1, "still pending");
+    }
+    let (_, body) = json_of(f.post("/api/v1/questions/1/answer", "{").await).await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("answer is not valid JSON: "),
+        "{body}"
+    );
+    // Cancel ignores its body, whatever it is.
+    let response = f.post("/api/v1/questions/1/cancel", "\u{0}garbage").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+    // Malformed JSON on a settled ticket says it is settled.
+    let (status, body) = json_of(f.post("/api/v1/questions/1/answer", "{").await).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["error"]["code"], "ALREADY_RESOLVED");
+    // Still serving.
+    let (status, _) = json_of(f.get("/api/v1/questions").await).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_8_mib_get_413() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let too_large = error("PAYLOAD_TOO_LARGE", "the request body is larger than 8 MiB");
+    for path in [
+        "/api/v1/questions/1/answer",
+        "/api/v1/questions/1/cancel",
+        "/api/v1/questions/1/extend",
+    ] {
+        // Declared with Content-Length: refused before the body is read.
+        let out = raw_upload(
+            f.web.local_addr(),
+            path,
+            Some(MAX_BODY_BYTES + 1),
+            MAX_BODY_BYTES + 1,
+        );
+        assert!(out.starts_with("HTTP/1.1 413"), "{path}: {out}");
+        assert!(out.contains("cache-control: no-store"));
+        assert!(out.contains("content-security-policy: default-src 'self'"));
+        assert!(out.ends_with(&too_large.to_string()), "{out}");
+        // Streamed without a length (chunked): refused once 8 MiB were read.
+        let out = raw_upload(f.web.local_addr(), path, None, MAX_BODY_BYTES + 1024 * 1024);
+        assert!(out.starts_with("HTTP/1.1 413"), "{path} chunked: {out}");
+        assert!(out.ends_with(&too_large.to_string()), "{out}");
+        assert_eq!(f.web.inbox().len(), 1);
+    }
+    // Exactly 8 MiB is read (and is not an answer).
+    let (status, body) = json_of(
+        f.post("/api/v1/questions/1/answer", vec![b' '; MAX_BODY_BYTES])
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["error"]["code"], "BAD_ANSWER");
+    let response = f.post("/api/v1/questions/1/cancel", "").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    settled(&rx).unwrap_err();
+}
+
+// ---- the event stream -----------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_stream_replays_pending_first() {
+    let f = fixture();
+    let a = ask_one(&f, "a");
+    wait_pending(&f, 1).await;
+    let b = ask_one(&f, "b");
+    wait_pending(&f, 2).await;
+    let c = ask_one(&f, "c");
+    wait_pending(&f, 3).await;
+    f.web.inbox().cancel(2).unwrap();
+    settled(&b).unwrap_err();
+    // Events so far: requested 1, 2, 3 (ids 1–3), resolved 2 (id 4).
+
+    let mut stream = SseReader::open(&f, None).await;
+    let first = stream.next().await.unwrap();
+    assert_eq!(stream.preamble, ["retry: 1000"]);
+    assert_eq!(first.event, "requested");
+    assert_eq!(first.id, Some(1));
+    assert_eq!(first.data["ticket"], 1);
+    assert_eq!(first.data["questions"][0]["id"], "a");
+    assert!(first.data.get("askedAt").is_some());
+    let second = stream.next().await.unwrap();
+    assert_eq!(second.event, "requested");
+    assert_eq!(second.data["ticket"], 3);
+    // The last event of the replay carries the stream's position.
+    assert_eq!(second.id, Some(4));
+    assert!(stream.quiet().await, "only what is pending is replayed");
+
+    // Then what happens, in order.
+    f.web.inbox().cancel(1).unwrap();
+    let resolved = stream.next().await.unwrap();
+    assert_eq!(resolved.event, "resolved");
+    assert_eq!(resolved.id, Some(5));
+    assert_eq!(resolved.data, json!({"ticket": 1, "outcome": "cancelled"}));
+    let d = ask_one(&f, "d");
+    let requested = stream.next().await.unwrap();
+    assert_eq!(
+        (requested.event.as_str(), requested.id),
+        ("requested", Some(6))
+    );
+    assert_eq!(requested.data["ticket"], 4);
+    assert_eq!(
+        requested.data,
+        serde_json::to_value(&f.web.inbox().pending()[1]).unwrap()
+    );
+    f.web.inbox().fail(3, "gone").unwrap();
+    f.web
+        .inbox()
+        .answer_json(4, r#"{"answers":[{"id":"d","selected":["A"]}]}"#)
+        .unwrap();
+    let failed = stream.next().await.unwrap();
+    assert_eq!(failed.data, json!({"ticket": 3, "outcome": "failed"}));
+    let answered = stream.next().await.unwrap();
+    assert_eq!(answered.data, json!({"ticket": 4, "outcome": "answered"}));
+    assert_eq!(answered.id, Some(8));
+    settled(&a).unwrap_err();
+    settled(&c).unwrap_err();
+    settled(&d).unwrap();
+
+    // A stream opened with nothing pending starts with the next `requested`.
+    let mut empty = SseReader::open(&f, None).await;
+    let e = ask_one(&f, "e");
+    let first = empty.next().await.unwrap();
+    assert_eq!((first.event.as_str(), first.id), ("requested", Some(9)));
+    f.web.inbox().cancel(5).unwrap();
+    settled(&e).unwrap_err();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_event_id_resumes_without_repeats() {
+    let f = fixture();
+    let mut asks = vec![ask_one(&f, "a")];
+    wait_pending(&f, 1).await;
+    asks.push(ask_one(&f, "b"));
+    wait_pending(&f, 2).await;
+    let mut stream = SseReader::open(&f, None).await;
+    let mut seen = Vec::new();
+    seen.push(stream.next().await.unwrap());
+    seen.push(stream.next().await.unwrap());
+    assert_eq!(seen[1].id, Some(2));
+    drop(stream);
+
+    // While away: 1 answered, c asked, b's deadline… no: b cancelled.
+    f.web
+        .inbox()
+        .answer_json(1, r#"{"answers":[{"id":"a","selected":["A"]}]}"#)
+        .unwrap();
+    asks.push(ask_one(&f, "c"));
+    wait_pending(&f, 2).await;
+    f.web.inbox().cancel(2).unwrap();
+
+    let mut resumed = SseReader::open(&f, Some(2)).await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(resumed.next().await.unwrap());
+    }
+    assert!(resumed.quiet().await, "nothing repeated, nothing extra");
+    let summary: Vec<(u64, String, u64)> = got
+        .iter()
+        .map(|e| {
+            (
+                e.id.unwrap(),
+                e.event.clone(),
+                e.data["ticket"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (3, "resolved".to_owned(), 1),
+            (4, "requested".to_owned(), 3),
+            (5, "resolved".to_owned(), 2)
+        ]
+    );
+
+    // Resuming from the middle of a replay: what was not yet received, once.
+    let mut replay = SseReader::open(&f, None).await;
+    let only = replay.next().await.unwrap();
+    assert_eq!((only.id, only.data["ticket"].as_u64()), (Some(5), Some(3)));
+    let mut from_first = SseReader::open(&f, Some(4)).await;
+    let next = from_first.next().await.unwrap();
+    assert_eq!((next.id, next.event.as_str()), (Some(5), "resolved"));
+    assert!(from_first.quiet().await);
+
+    // An id the server never issued (another server's, or from the future): a fresh replay.
+    for unknown in [0, 999] {
+        let mut fresh = SseReader::open(&f, Some(unknown)).await;
+        let first = fresh.next().await.unwrap();
+        assert_eq!(
+            (first.event.as_str(), first.data["ticket"].as_u64()),
+            ("requested", Some(3))
+        );
+    }
+    f.web.inbox().cancel(3).unwrap();
+    for rx in &asks {
+        let _ = settled(rx);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_older_than_the_log_replays_pending() {
+    let f = fixture();
+    let keep = ask_one(&f, "keep");
+    wait_pending(&f, 1).await;
+    // More events than the log keeps: asks settled at once.
+    let inbox = f.web.inbox().clone();
+    let _sub = inbox.clone().subscribe(move |event| {
+        if let user_questions::InboxEvent::Requested(p) = event
+            && p.ticket > 1
+        {
+            let _ = inbox.cancel(p.ticket);
+        }
+    });
+    for i in 0..4200 {
+        let rx = ask_one(&f, &format!("x{i}"));
+        assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+    }
+    let mut stream = SseReader::open(&f, Some(1)).await;
+    let first = stream.next().await.unwrap();
+    assert_eq!(
+        (first.event.as_str(), first.data["ticket"].as_u64()),
+        ("requested", Some(1))
+    );
+    assert_eq!(first.id, Some(1 + 2 * 4200));
+    assert!(stream.quiet().await);
+    f.web.inbox().cancel(1).unwrap();
+    settled(&keep).unwrap_err();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolved_is_out_before_the_asker_moves_on() {
+    // §4.7: when an asker observes its settlement, `resolved` is already in the server's
+    // stream; an asker that asks again at once never overtakes the removal.
+    let f = fixture();
+    let mut stream = SseReader::open(&f, None).await;
+    for round in 0..20u64 {
+        let rx = ask_one(&f, "q");
+        let requested = stream.next().await.unwrap();
+        assert_eq!(requested.event, "requested");
+        let ticket = requested.data["ticket"].as_u64().unwrap();
+        let response = f
+            .post(
+                &format!("/api/v1/questions/{ticket}/answer"),
+                r#"{"answers":[{"id":"q","selected":["A"]}]}"#,
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        settled(&rx).unwrap();
+        // The asker has moved on: a stream resuming from `requested` must already hold the
+        // `resolved`.
+        let mut resumed = SseReader::open(&f, requested.id).await;
+        let next = resumed.next().await.unwrap();
+        assert_eq!(next.event, "resolved", "round {round}");
+        assert_eq!(next.data, json!({"ticket": ticket, "outcome": "answered"}));
+        // The live stream sees the removal before any new question.
+        let next = stream.next().await.unwrap();
+        assert_eq!(
+            (next.event.as_str(), next.data["ticket"].as_u64()),
+            ("resolved", Some(ticket))
+        );
+    }
+    // A withdrawal too: the asker's abort.
+    let abort = AbortController::new();
+    let rx = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("w", &["A"])]).with_signal(abort.signal()),
+    );
+    let requested = stream.next().await.unwrap();
+    abort.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    let mut resumed = SseReader::open(&f, requested.id).await;
+    let next = resumed.next().await.unwrap();
+    assert_eq!(
+        next.data,
+        json!({"ticket": requested.data["ticket"], "outcome": "aborted"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_reaches_the_stream_as_timed_out() {
+    let f = fixture();
+    let mut stream = SseReader::open(&f, None).await;
+    let rx = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("t", &["A"])])
+            .with_timeout(Duration::from_millis(200)),
+    );
+    let requested = stream.next().await.unwrap();
+    assert!(requested.data.get("expiresAt").is_some());
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskTimedOut);
+    let resolved = stream.next().await.unwrap();
+    assert_eq!(resolved.data, json!({"ticket": 1, "outcome": "timed_out"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_clients_answering_at_once_one_wins() {
+    let f = fixture();
+    let second_client = Client::new();
+    for round in 1..=50u64 {
+        let rx = ask_one(&f, "q");
+        wait_pending(&f, 1).await;
+        let path = format!("/api/v1/questions/{round}/answer");
+        let one = f.post(&path, r#"{"answers":[{"id":"q","selected":["A"]}]}"#);
+        let two = second_client
+            .post(f.url(&path))
+            .bearer_auth(TOKEN)
+            .body(r#"{"answers":[{"id":"q","selected":["B"]}]}"#)
+            .send();
+        let (one, two) = tokio::join!(one, two);
+        let mut statuses = [one.status(), two.unwrap().status()];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::OK, StatusCode::CONFLICT],
+            "round {round}"
+        );
+        let answer = settled(&rx).unwrap();
+        let winner = if one.status() == StatusCode::OK {
+            "A"
+        } else {
+            "B"
+        };
+        assert_eq!(answer.answers[0].selected, [winner], "round {round}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_stream_never_holds_the_inbox_back() {
+    let f = fixture();
+    // A stream nobody reads.
+    let stalled = f.get("/api/v1/events").await;
+    assert_eq!(stalled.status(), StatusCode::OK);
+    let mut live = SseReader::open(&f, None).await;
+    let inbox = f.web.inbox().clone();
+    let _sub = inbox.clone().subscribe(move |event| {
+        if let user_questions::InboxEvent::Requested(p) = event {
+            let _ = inbox.cancel(p.ticket);
+        }
+    });
+    let big = "x".repeat(4000);
+    for i in 0..3000 {
+        let mut q = question("q", &["A"]);
+        q.detail = Some(big.clone());
+        let rx = ask(&f.ctx, AskUserQuestionRequest::new(vec![q]));
+        assert_eq!(
+            settled(&rx).unwrap_err().code(),
+            ErrorCode::AskCancelled,
+            "ask {i}"
+        );
+        // The live reader keeps up.
+        if i % 100 == 99 {
+            for _ in 0..200 {
+                live.next().await.unwrap();
+            }
+        }
+    }
+    // The stalled stream was dropped; the live one is still there.
+    assert_eq!(f.web.event_streams(), 1);
+    drop(stalled);
+}
+
+// ---- shutdown -------------------------------------------------------------------------------
+
+async fn wait_refused(addr: std::net::SocketAddr) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while TcpStream::connect(addr).is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the port still accepts"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_withdraws_waiting_asks_and_frees_the_port() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let mut stream = SseReader::open(&f, None).await;
+    assert_eq!(stream.next().await.unwrap().event, "requested");
+    let addr = f.web.local_addr();
+    let web = f.web.clone();
+    tokio::task::spawn_blocking(move || web.close())
+        .await
+        .unwrap();
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskAborted);
+    assert_eq!(
+        e.message(),
+        "the user-questions provider was disposed before the user answered"
+    );
+    // The open stream heard the withdrawal, then ended.
+    let resolved = stream.next().await.unwrap();
+    assert_eq!(resolved.data, json!({"ticket": 1, "outcome": "aborted"}));
+    assert_eq!(stream.next().await, None);
+    // close() returned after the server stopped: the port refuses at once.
+    assert!(TcpStream::connect(addr).is_err());
+    assert!(f.web.is_closed());
+    // Still registered, a closed provider withdraws a new ask at once.
+    let e = settled(&ask_one(&f, "late")).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskAborted);
+    f.web.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_context_stops_a_provider_it_owns() {
+    let web = WebProvider::bind("127.0.0.1:0").unwrap();
+    let addr = web.local_addr();
+    assert_eq!(web.token().len(), 43, "32 random bytes, base64url");
+    assert!(
+        web.token()
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    );
+    assert_ne!(
+        web.token(),
+        WebProvider::bind("127.0.0.1:0").unwrap().token()
+    );
+    let ctx = Context::new();
+    let _ = ctx.user_questions().register_provider(web).unwrap();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("q", &["A"])]),
+    );
+    assert!(TcpStream::connect(addr).is_ok());
+    let ctx = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        drop(ctx);
+    });
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskAborted);
+    ctx.join().unwrap();
+    wait_refused(addr).await;
+}
+
+#[test]
+fn bind_refuses_bad_input() {
+    let e = WebProvider::bind("not an address").unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(
+        e.message().starts_with("cannot listen on not an address: "),
+        "{}",
+        e.message()
+    );
+    let taken = WebProvider::bind("127.0.0.1:0").unwrap();
+    let e = WebProvider::bind(&taken.local_addr().to_string()).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    for token in ["", "has space", "semi;colon", "é", &"x".repeat(257)] {
+        let e = WebProvider::builder().token(token).bind().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            e.message(),
+            "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~"
+        );
+    }
+    let web = WebProvider::builder().bind().unwrap();
+    assert!(web.local_addr().ip().is_loopback());
+    assert!(web.url().starts_with("http://127.0.0.1:"));
+}
