@@ -1,5 +1,6 @@
 /*
- * user-questions: the C ABI (docs/reference.md section 13).
+ * user-questions: the C ABI (docs/reference.md §13; every §N below is a section of
+ * docs/reference.md).
  *
  * The seam where an AI agent stops a tool call and asks the human. Every function is
  * thread-safe, checks its pointers and UTF-8 (UQ_INVALID_ARGUMENT) and catches panics
