@@ -5,57 +5,28 @@
 //! takes the GIL while the interpreter finalizes crashes the process (`PyGILState_Release`).
 //! So the terminal thread never touches Python: on Unix, each ask's provider future is woken
 //! through a socket pair whose reading end the asker's loop watches (`loop.add_reader`), and
-//! the loop's own thread then wakes the ask. Dropping the provider joins its terminal thread,
-//! which may be busy (leaving the screen, writing to a stderr nobody reads); the last clone is
-//! therefore dropped on a short-lived thread, so a Python thread never waits for it.
+//! the loop's own thread then wakes the ask. The provider is held as a [`ServedTerminal`],
+//! whose last drop happens on a short-lived thread, so a Python thread (holding the GIL)
+//! never waits for the terminal thread to stop.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use pyo3::prelude::*;
 use user_questions::{
     AskUserQuestionAnswer, ProviderFuture, ProviderRequest, Result, UserQuestionProvider,
 };
-use user_questions_terminal::TerminalProvider;
+use user_questions_terminal::{ServedTerminal, TerminalProvider};
 
-/// The core's terminal provider, shared by the Python object and its registrations.
-pub(crate) struct Terminal {
-    provider: Option<TerminalProvider>,
-}
+/// The core's terminal provider, shared by the Python object and its registrations; its
+/// asks are woken through the asker's loop.
+pub(crate) struct Terminal(ServedTerminal);
 
 impl UserQuestionProvider for Terminal {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
-        match &self.provider {
-            Some(provider) => Box::pin(LoopWoken::new(provider.ask(request))),
-            // Only `drop` takes the provider, and nothing asks through a dropped value.
-            None => unreachable!("the terminal provider was asked after it was dropped"),
-        }
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        let Some(provider) = self.provider.take() else {
-            return;
-        };
-        // The thread gets the provider through a channel, so a thread that cannot start
-        // leaves it here rather than dropping it with its closure.
-        let (handover, received) = mpsc::channel::<TerminalProvider>();
-        let started = std::thread::Builder::new()
-            .name("user-questions-terminal-drop".into())
-            .spawn(move || drop(received.recv()));
-        match started {
-            Ok(_) => {
-                if let Err(mpsc::SendError(provider)) = handover.send(provider) {
-                    std::mem::forget(provider);
-                }
-            }
-            // No thread to drop it on: leak it (its thread idles until the process ends)
-            // rather than block this thread, which may hold the GIL.
-            Err(_) => std::mem::forget(provider),
-        }
+        Box::pin(LoopWoken::new(self.0.ask(request)))
     }
 }
 
@@ -73,12 +44,10 @@ impl PyTerminalProvider {
     /// Decides between the screen and line prompts now, from this process's stdio.
     #[new]
     fn new() -> Self {
-        let provider = TerminalProvider::new();
+        let served = ServedTerminal::new(TerminalProvider::new());
         PyTerminalProvider {
-            interactive: provider.is_interactive(),
-            terminal: Arc::new(Terminal {
-                provider: Some(provider),
-            }),
+            interactive: served.is_interactive(),
+            terminal: Arc::new(Terminal(served)),
         }
     }
 

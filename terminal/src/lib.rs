@@ -28,7 +28,9 @@ mod lines;
 mod provider;
 mod render;
 mod screen;
+mod served;
 
 pub use provider::{TerminalProvider, stdio_is_interactive};
+pub use served::ServedTerminal;
 #[doc(hidden)]
 pub use screen::__panic_on_screen;
