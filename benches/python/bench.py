@@ -15,6 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 
 import reference as ref  # noqa: E402
+
 import user_questions as uq  # noqa: E402
 
 QUICK = "--quick" in sys.argv
@@ -237,15 +238,11 @@ async def identity():
         ctx, asker, detaches = ours_populated(n)
         service, ref_asker = ref_populated(n)
         keep.append((ctx, detaches))
-        ops[f"ours.{n}"] = (
-            lambda ctx=ctx, asker=asker: ctx.user_questions.ask(
-                {"questions": QUESTIONS, "agent": asker}
-            )
+        ops[f"ours.{n}"] = lambda ctx=ctx, asker=asker: ctx.user_questions.ask(
+            {"questions": QUESTIONS, "agent": asker}
         )
-        ops[f"reference.{n}"] = (
-            lambda service=service, ref_asker=ref_asker: service.ask(
-                {"questions": QUESTIONS, "agent": ref_asker}
-            )
+        ops[f"reference.{n}"] = lambda service=service, ref_asker=ref_asker: service.ask(
+            {"questions": QUESTIONS, "agent": ref_asker}
         )
     m = await compare(ops, target_ms=25)
     for name, value in m.items():
@@ -264,7 +261,12 @@ async def self_check():
 
     def plan(**extra):
         return [
-            {"id": "plan", "question": "Approve?", "options": [{"label": "Yes"}, {"label": "No"}], **extra}
+            {
+                "id": "plan",
+                "question": "Approve?",
+                "options": [{"label": "Yes"}, {"label": "No"}],
+                **extra,
+            }
         ]
 
     cases = [
@@ -275,7 +277,9 @@ async def self_check():
         (
             "approve names no option",
             lambda s: {
-                "questions": plan(detail="the plan", intent={"kind": "plan-review", "approve": "Ship"})
+                "questions": plan(
+                    detail="the plan", intent={"kind": "plan-review", "approve": "Ship"}
+                )
             },
             False,
         ),

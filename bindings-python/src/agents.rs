@@ -174,8 +174,9 @@ impl PyAgentRegistry {
     }
 }
 
-/// Returned by `AgentRegistry.enter`: calling it detaches that exact instance. Idempotent;
-/// a stale handle never removes a later agent that reuses the id.
+/// Returned by `AgentRegistry.enter`: calling it (or `detach()`, or leaving its `with`
+/// block) detaches that exact instance. Idempotent; a stale handle never removes a later
+/// agent that reuses the id.
 #[pyclass(module = "user_questions", name = "AgentDetach", frozen)]
 pub(crate) struct AgentDetach {
     map: Arc<AgentMap>,
@@ -190,6 +191,16 @@ impl AgentDetach {
 
     /// Detaches the agent if it is still the live instance under its id.
     fn detach(&self) {
+        self.map.exit(&self.agent);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving the `with` block detaches the agent.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
         self.map.exit(&self.agent);
     }
 }

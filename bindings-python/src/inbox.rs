@@ -87,7 +87,8 @@ impl PyQuestionInbox {
     }
 }
 
-/// Returned by `QuestionInbox.subscribe`: calling it stops delivery. Idempotent.
+/// Returned by `QuestionInbox.subscribe`: calling it (or leaving its `with` block) stops
+/// delivery. Idempotent.
 #[pyclass(module = "user_questions", name = "InboxUnsubscribe", frozen)]
 pub(crate) struct InboxUnsubscribe {
     subscription: InboxSubscription,
@@ -96,6 +97,16 @@ pub(crate) struct InboxUnsubscribe {
 #[pymethods]
 impl InboxUnsubscribe {
     fn __call__(&self) {
+        self.subscription.unsubscribe();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving the `with` block unsubscribes.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
         self.subscription.unsubscribe();
     }
 }

@@ -36,7 +36,10 @@ def test_entering_a_live_id_fails_agent_exists(ctx: uq.Context) -> None:
     ctx.agents.enter(uq.Agent("a"))
     with pytest.raises(uq.UserQuestionError) as info:
         ctx.agents.enter(uq.Agent("a"))
-    assert (info.value.code, info.value.message) == ("AGENT_EXISTS", 'agent "a" is already registered')
+    assert (info.value.code, info.value.message) == (
+        "AGENT_EXISTS",
+        'agent "a" is already registered',
+    )
 
 
 def test_detach_is_idempotent_and_a_stale_one_never_removes_a_later_agent(ctx: uq.Context) -> None:
@@ -82,3 +85,32 @@ def test_subclasses_of_agent_keep_their_identity(ctx: uq.Context) -> None:
     agent = Named("n")
     ctx.agents.enter(agent)
     assert ctx.agents.get("n") is agent
+
+
+def test_the_detach_handle_is_a_context_manager_that_detaches_on_exit(ctx: uq.Context) -> None:
+    agent = uq.Agent("worker")
+    with ctx.agents.enter(agent) as detach:
+        assert isinstance(detach, uq.AgentDetach)
+        assert ctx.agents.get("worker") is agent
+    assert ctx.agents.get("worker") is None and agent not in ctx.agents
+    later = uq.Agent("worker")
+    ctx.agents.enter(later)
+    detach()  # stale: never removes the later agent
+    with detach:
+        pass
+    assert ctx.agents.get("worker") is later
+
+
+async def test_an_exception_leaving_the_agent_block_detaches_it(ctx: uq.Context) -> None:
+    class Answering:
+        def ask(self, req: uq.ProviderRequest) -> uq.Answer:
+            return {"answers": [{"id": "go", "selected": ["Yes"]}]}
+
+    ctx.user_questions.register_provider(Answering())
+    agent = uq.Agent("worker")
+    with pytest.raises(RuntimeError), ctx.agents.enter(agent):
+        assert await ctx.user_questions.ask(request(agent=agent)) == YES
+        raise RuntimeError("the agent's run failed")
+    with pytest.raises(uq.UserQuestionError) as info:
+        await ctx.user_questions.ask(request(agent=agent))
+    assert info.value.code == "CALLER_NOT_LIVE"

@@ -115,16 +115,33 @@ async def test_every_code_of_an_ask_is_reachable(ctx: uq.Context) -> None:
         'question plan declares intent plan-review whose approve label "Ship" names none of its options',
     )
     # INVALID_REQUEST: malformed, duplicate ids, wrong agent / signal types, JSON text
-    await _raises(svc.ask({"questions": [{"id": 1, "question": "q"}]}), "INVALID_REQUEST", "questions[0].id must be a string")
-    await _raises(svc.ask({"questions": [QUESTION, QUESTION]}), "INVALID_REQUEST", 'question id "go" appears more than once')
+    await _raises(
+        svc.ask({"questions": [{"id": 1, "question": "q"}]}),
+        "INVALID_REQUEST",
+        "questions[0].id must be a string",
+    )
+    await _raises(
+        svc.ask({"questions": [QUESTION, QUESTION]}),
+        "INVALID_REQUEST",
+        'question id "go" appears more than once',
+    )
     await _raises(svc.ask(request(agent="root")), "INVALID_REQUEST", "agent must be an Agent")
     await _raises(svc.ask(request(signal=True)), "INVALID_REQUEST", "signal must be an AbortSignal")
     await _raises(svc.ask("{nope"), "INVALID_REQUEST")
     await _raises(svc.ask([]), "INVALID_REQUEST", "request must be an object")
-    await _raises(svc.ask({"questions": [{"id": "a", "question": object()}]}), "INVALID_REQUEST", "questions[0].question must be a string")
+    await _raises(
+        svc.ask({"questions": [{"id": "a", "question": object()}]}),
+        "INVALID_REQUEST",
+        "questions[0].question must be a string",
+    )
     assert provider.requests == []
     # A well-formed request as JSON text is asked.
-    assert await svc.ask('{"questions": [{"id": "go", "question": "?", "options": [{"label": "Yes"}]}]}') == YES
+    assert (
+        await svc.ask(
+            '{"questions": [{"id": "go", "question": "?", "options": [{"label": "Yes"}]}]}'
+        )
+        == YES
+    )
     # strict answer checking: BAD_ANSWER
     svc.strict = True
     assert svc.strict
@@ -138,9 +155,15 @@ async def test_the_validation_order_of_spec_section_3(ctx: uq.Context) -> None:
     controller = uq.AbortController()
     controller.abort()
     # Malformed input first, then the aborted signal, then emptiness, then the caller.
-    await _raises(ctx.user_questions.ask({"questions": [{}], "signal": controller.signal}), "INVALID_REQUEST")
-    await _raises(ctx.user_questions.ask({"questions": [], "signal": controller.signal}), "ASK_ABORTED")
-    await _raises(ctx.user_questions.ask({"questions": [], "agent": uq.Agent("x")}), "EMPTY_QUESTIONS")
+    await _raises(
+        ctx.user_questions.ask({"questions": [{}], "signal": controller.signal}), "INVALID_REQUEST"
+    )
+    await _raises(
+        ctx.user_questions.ask({"questions": [], "signal": controller.signal}), "ASK_ABORTED"
+    )
+    await _raises(
+        ctx.user_questions.ask({"questions": [], "agent": uq.Agent("x")}), "EMPTY_QUESTIONS"
+    )
     await _raises(ctx.user_questions.ask(request(agent=uq.Agent("x"))), "CALLER_NOT_LIVE")
 
 
@@ -176,7 +199,9 @@ async def test_wait_for_timeout_withdraws_the_ask(ctx: uq.Context) -> None:
     await asyncio.wait_for(provider.cancelled.wait(), 5)
 
 
-async def test_abort_during_the_wait_settles_aborted_even_from_another_thread(ctx: uq.Context) -> None:
+async def test_abort_during_the_wait_settles_aborted_even_from_another_thread(
+    ctx: uq.Context,
+) -> None:
     provider = Waiting()
     ctx.user_questions.register_provider(provider)
     controller = uq.AbortController()
@@ -259,7 +284,9 @@ def test_several_event_loops_one_after_another(ctx: uq.Context) -> None:
 def test_ask_blocking_from_a_worker_thread(ctx: uq.Context) -> None:
     ctx.user_questions.register_provider(Answering())
     results: List[Any] = []
-    thread = threading.Thread(target=lambda: results.append(ctx.user_questions.ask_blocking(request())))
+    thread = threading.Thread(
+        target=lambda: results.append(ctx.user_questions.ask_blocking(request()))
+    )
     thread.start()
     thread.join(10)
     assert results == [YES]
@@ -277,7 +304,9 @@ def test_ask_blocking_with_an_async_provider_and_no_loop_anywhere(ctx: uq.Contex
     assert asyncio._get_running_loop() is None
 
 
-async def test_ask_blocking_from_a_worker_while_the_provider_s_home_loop_runs(ctx: uq.Context) -> None:
+async def test_ask_blocking_from_a_worker_while_the_provider_s_home_loop_runs(
+    ctx: uq.Context,
+) -> None:
     main = threading.get_ident()
     seen: List[int] = []
 
@@ -397,7 +426,9 @@ def test_the_interpreter_exits_cleanly_right_after_asking(tmp_path: Any) -> None
         "print(asyncio.run(ctx.user_questions.ask(Q)) == A)\n"
     )
     for _ in range(10):
-        done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=60
+        )
         assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")
 
 

@@ -66,7 +66,10 @@ async def test_settling_errors(ctx: uq.Context) -> None:
     inbox.cancel(1)
     with pytest.raises(uq.UserQuestionError) as info:
         await task
-    assert (info.value.code, info.value.message) == ("ASK_CANCELLED", "the user cancelled ask_user_question")
+    assert (info.value.code, info.value.message) == (
+        "ASK_CANCELLED",
+        "the user cancelled ask_user_question",
+    )
     assert code(inbox.answer, 1, YES) == "ALREADY_RESOLVED: question 1 is already resolved"
     assert code(inbox.cancel, 1) == "ALREADY_RESOLVED: question 1 is already resolved"
     task = asyncio.ensure_future(ctx.user_questions.ask(request()))
@@ -74,7 +77,10 @@ async def test_settling_errors(ctx: uq.Context) -> None:
     inbox.fail(2, "the browser tab closed")
     with pytest.raises(uq.UserQuestionError) as failed:
         await task
-    assert (failed.value.code, failed.value.message) == ("PROVIDER_FAILED", "the browser tab closed")
+    assert (failed.value.code, failed.value.message) == (
+        "PROVIDER_FAILED",
+        "the browser tab closed",
+    )
 
 
 async def test_subscribers_see_every_event_and_several_uis_watch_one_inbox(ctx: uq.Context) -> None:
@@ -133,9 +139,11 @@ async def test_a_ui_task_answers_a_thousand_concurrent_asks(ctx: uq.Context) -> 
     requested: "asyncio.Queue[int]" = asyncio.Queue()
     loop = asyncio.get_running_loop()
     inbox.subscribe(
-        lambda e: loop.call_soon_threadsafe(requested.put_nowait, e["ticket"])
-        if e["type"] == "requested"
-        else None
+        lambda e: (
+            loop.call_soon_threadsafe(requested.put_nowait, e["ticket"])
+            if e["type"] == "requested"
+            else None
+        )
     )
 
     async def ui() -> None:
@@ -200,3 +208,34 @@ def test_auto_responder() -> None:
     with pytest.raises(uq.UserQuestionError) as info:
         uq.AutoResponder("best")
     assert info.value.code == "INVALID_ARGUMENT"
+
+
+async def test_a_subscription_is_a_context_manager_that_unsubscribes_on_exit(
+    ctx: uq.Context,
+) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    seen: List[uq.InboxEvent] = []
+    with inbox.subscribe(seen.append) as subscription:
+        assert isinstance(subscription, uq.InboxUnsubscribe)
+        task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+        await _pending(inbox)
+    inbox.answer(1, YES)
+    assert await task == YES
+    assert seen == [{"type": "requested", "ticket": 1, "questions": [QUESTION]}]
+    subscription()  # still idempotent after the block
+
+
+async def test_an_exception_leaving_the_subscription_block_unsubscribes_too(
+    ctx: uq.Context,
+) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    seen: List[uq.InboxEvent] = []
+    with pytest.raises(KeyError), inbox.subscribe(seen.append):
+        raise KeyError("the UI failed")
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await _pending(inbox)
+    inbox.answer(1, YES)
+    assert await task == YES
+    assert seen == []

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import pickle
 import subprocess
 import sys
+import typing
 from pathlib import Path
+from typing import Any, Mapping
 
 import user_questions as uq
 from user_questions import _native
 
 PACKAGE = Path(uq.__file__).resolve().parent
-ALLOWLIST = Path(__file__).resolve().parents[1] / "stubtest-allowlist.txt"
+BINDING = Path(__file__).resolve().parents[1]
+ALLOWLIST = BINDING / "stubtest-allowlist.txt"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 
 # §10, copied by hand: CODES must equal it exactly.
@@ -68,7 +72,11 @@ def test_user_question_error_carries_code_and_message() -> None:
     assert error.message == "no user-questions provider is registered"
     assert str(error) == error.message
     again = pickle.loads(pickle.dumps(error))
-    assert (type(again), again.code, again.message) == (uq.UserQuestionError, error.code, error.message)
+    assert (type(again), again.code, again.message) == (
+        uq.UserQuestionError,
+        error.code,
+        error.message,
+    )
 
 
 def test_the_native_module_is_private_and_abi3() -> None:
@@ -108,3 +116,103 @@ def test_stub_matches_the_built_module_and_the_package_type_checks(tmp_path: Pat
             cwd=tmp_path,
         )
         assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+
+
+def test_the_code_name_literal_is_the_core_s_code_table() -> None:
+    # CODES is built by the native module from the core's own table, in number order.
+    assert list(typing.get_args(uq.CodeName)) == list(uq.CODES)
+    assert list(uq.CODES.values()) == list(range(len(uq.CODES)))
+
+
+def _fits(value: Mapping[str, Any], shape: Any) -> None:
+    """``value``'s keys are ``shape``'s: every required key, and only known ones."""
+    keys = set(value)
+    assert shape.__required_keys__ <= keys, (shape.__name__, keys)
+    assert keys <= shape.__required_keys__ | shape.__optional_keys__, (shape.__name__, keys)
+
+
+def test_the_typed_dicts_have_the_wire_keys_the_core_produces() -> None:
+    full: uq.Item = {
+        "id": "go",
+        "question": "Proceed?",
+        "detail": "plan",
+        "header": "Go",
+        "options": [{"label": "Yes", "description": "d"}, {"label": "No"}],
+        "multiSelect": False,
+        "intent": {"kind": "plan-review", "approve": "Yes"},
+    }
+    assert uq.Item.__required_keys__ == {"id", "question"}
+    assert uq.Item.__optional_keys__ == set(full) - {"id", "question"}
+    assert uq.Option.__required_keys__ == {"label"}
+    assert uq.Intent.__required_keys__ == {"kind", "approve"}
+    assert uq.AnswerItem.__optional_keys__ == {"custom"}
+
+    with uq.Context() as ctx:
+        inbox = uq.QuestionInbox()
+        ctx.user_questions.register_provider(inbox)
+        agent = uq.Agent("planner")
+        ctx.agents.enter(agent)
+        events: typing.List[uq.InboxEvent] = []
+        inbox.subscribe(events.append)
+        seen: typing.List[uq.ProviderRequest] = []
+
+        async def main() -> uq.Answer:
+            task = asyncio.ensure_future(
+                ctx.user_questions.ask({"questions": [full], "agent": agent})
+            )
+            while not inbox.pending():
+                await asyncio.sleep(0)
+            (pending,) = inbox.pending()
+            _fits(pending, uq.PendingQuestion)
+            assert set(pending) == {"ticket", "questions", "agentId"}
+            inbox.answer(
+                pending["ticket"], {"answers": [{"id": "go", "selected": [], "custom": "x"}]}
+            )
+            return await task
+
+        answer = asyncio.run(main())
+        _fits(answer, uq.Answer)
+        _fits(answer["answers"][0], uq.AnswerItem)
+        _fits(events[0], uq.RequestedEvent)
+        _fits(events[1], uq.ResolvedEvent)
+        assert events[1]["type"] == "resolved"
+        assert events[1]["outcome"] in typing.get_args(uq.Outcome)
+
+    class Recording:
+        def ask(self, request: uq.ProviderRequest) -> uq.Answer:
+            seen.append(request)
+            return {"answers": [{"id": "go", "selected": ["Yes"]}]}
+
+    with uq.Context() as ctx:
+        ctx.user_questions.register_provider(Recording())
+        ctx.agents.enter(agent)
+        ctx.user_questions.ask_blocking({"questions": [full], "agent": agent})
+        tool = uq.AskUserQuestionTool(ctx)
+        _fits(tool.definition, uq.ToolDefinition)
+        ok = asyncio.run(tool.execute({"questions": [full]}))
+        failed = asyncio.run(tool.execute({"questions": []}))
+    _fits(seen[0], uq.ProviderRequest)
+    assert set(seen[0]) == {"questions", "agent", "signal"}
+    _fits(ok, uq.ToolSuccess)
+    _fits(failed, uq.ToolFailure)
+    assert failed["isError"] and failed["error"]["code"] in typing.get_args(uq.CodeName)
+    _fits(failed["error"], uq.ToolError)
+    _fits(ok["content"][0], uq.TextContent)
+
+
+def test_every_pinned_tool_is_in_the_lock() -> None:
+    """requirements-dev.lock (what scripts/test-python installs) pins every tool of
+    requirements-dev.txt at the same version."""
+
+    def pins(name: str) -> typing.Dict[str, str]:
+        lines = (BINDING / name).read_text(encoding="utf-8").splitlines()
+        found = {}
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                package, version = line.split("==")
+                found[package.lower().replace("_", "-")] = version
+        return found
+
+    wanted, locked = pins("requirements-dev.txt"), pins("requirements-dev.lock")
+    assert wanted and all(locked.get(p) == v for p, v in wanted.items()), (wanted, locked)

@@ -88,7 +88,9 @@ async def test_an_exception_without_a_message_is_named_by_its_type(
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 async def test_a_user_question_error_keeps_its_code(ctx: uq.Context, is_async: bool) -> None:
     ctx.user_questions.register_provider(
-        Raising(uq.UserQuestionError("the user cancelled ask_user_question", "ASK_CANCELLED"), is_async)
+        Raising(
+            uq.UserQuestionError("the user cancelled ask_user_question", "ASK_CANCELLED"), is_async
+        )
     )
     error = await _error(ctx)
     assert (error.code, error.message) == ("ASK_CANCELLED", "the user cancelled ask_user_question")
@@ -107,7 +109,10 @@ async def test_a_user_question_error_of_an_unknown_code_is_provider_failed(ctx: 
         (None, "answer must be an object"),
         ({}, "answers must be an array"),
         ({"answers": [{"id": 1, "selected": []}]}, "answers[0].id must be a string"),
-        ({"answers": [{"id": "go", "selected": "Yes"}]}, "answers[0].selected must be an array of strings"),
+        (
+            {"answers": [{"id": "go", "selected": "Yes"}]},
+            "answers[0].selected must be an array of strings",
+        ),
     ],
 )
 async def test_a_return_value_that_is_not_an_answer_is_provider_failed(
@@ -170,7 +175,9 @@ async def test_a_cancelled_provider_task_is_provider_failed(ctx: uq.Context) -> 
     assert "cancelled" in error.message
 
 
-async def test_withdrawal_fires_the_signal_callbacks_and_cancels_the_coroutine(ctx: uq.Context) -> None:
+async def test_withdrawal_fires_the_signal_callbacks_and_cancels_the_coroutine(
+    ctx: uq.Context,
+) -> None:
     fired = threading.Event()
     cancelled = asyncio.Event()
     started = asyncio.Event()
@@ -194,7 +201,9 @@ async def test_withdrawal_fires_the_signal_callbacks_and_cancels_the_coroutine(c
     assert fired.is_set()
 
 
-async def test_the_registration_is_callable_disposable_and_a_context_manager(ctx: uq.Context) -> None:
+async def test_the_registration_is_callable_disposable_and_a_context_manager(
+    ctx: uq.Context,
+) -> None:
     svc = ctx.user_questions
     first = svc.register_provider(Returning(YES))
     assert first.active and svc.has_provider
@@ -282,7 +291,9 @@ async def test_a_returned_future_nobody_keeps_settles_instead_of_hanging(ctx: uq
     )
 
 
-async def test_a_provider_task_abandoned_by_a_closed_loop_settles_when_collected(ctx: uq.Context) -> None:
+async def test_a_provider_task_abandoned_by_a_closed_loop_settles_when_collected(
+    ctx: uq.Context,
+) -> None:
     ready = threading.Event()
     asked = threading.Event()
 

@@ -288,12 +288,18 @@ def test_the_readme_terminal_example_runs() -> None:
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", code],
-        input="1\n2,o\nmy text\n",
+        input="1,o\nmy text\n",
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        cwd=EXAMPLES.parent,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == json.loads(ANSWER)
-    assert done.stderr == PKG_PROMPT + CHECKS_PROMPT + "Your answer> "
+    assert json.loads(done.stdout) == {
+        "answers": [{"id": "db", "selected": ["SQLite"], "custom": "my text"}]
+    }
+    assert done.stderr == (
+        "\n[1/1] Which database?\n  1) SQLite\n  2) PostgreSQL\n"
+        "  o) Other: type your own answer\n"
+        "Choose any of 1-2 (e.g. 1,2), add o for your own answer; empty to skip, b back, q cancel.\n"
+        "> Your answer> "
+    )

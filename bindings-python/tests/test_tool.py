@@ -16,14 +16,22 @@ DESCRIPTION = (
     "information before proceeding. Send one or more questions, each with a stable id that "
     "will be echoed in the answer."
 )
-ARGS = {"questions": [{"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}], "multi_select": False}]}
+ARGS = {
+    "questions": [
+        {"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}], "multi_select": False}
+    ]
+}
 
 
 def test_the_definition(ctx: uq.Context) -> None:
     tool = uq.AskUserQuestionTool(ctx)
     assert tool.name == "ask_user_question"
     assert tool.description == DESCRIPTION
-    assert tool.definition == {"name": tool.name, "description": DESCRIPTION, "parameters": tool.parameters}
+    assert tool.definition == {
+        "name": tool.name,
+        "description": DESCRIPTION,
+        "parameters": tool.parameters,
+    }
     params = tool.parameters
     assert params["type"] == "object" and params["required"] == ["questions"]
     items = params["properties"]["questions"]["items"]
@@ -56,7 +64,9 @@ async def test_execute_returns_the_success_result(ctx: uq.Context) -> None:
     }
     assert list(result) == ["isError", "value", "content"]
     assert seen["agent"] is root
-    assert seen["questions"] == [{"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}], "multiSelect": False}]
+    assert seen["questions"] == [
+        {"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}], "multiSelect": False}
+    ]
     assert await tool.execute(json.dumps(ARGS)) == result
 
 

@@ -14,7 +14,6 @@ import pytest
 
 import user_questions as uq
 
-
 # A `{"fail": {"code": C}}` without a message fails with the spec's own message for C, if any
 # (tests/vectors/README.md).
 SPEC_MESSAGES = {
@@ -90,7 +89,9 @@ class VectorProvider:
             return self.spec["answer"]  # type: ignore[no-any-return]
         fail = self.spec["fail"]
         if "code" in fail:
-            message = fail.get("message", SPEC_MESSAGES.get(fail["code"], f"provider failed with {fail['code']}"))
+            message = fail.get(
+                "message", SPEC_MESSAGES.get(fail["code"], f"provider failed with {fail['code']}")
+            )
             raise uq.UserQuestionError(message, fail["code"])
         raise Exception(fail["message"])
 
@@ -183,9 +184,9 @@ async def test_ask_vector(case: Dict[str, Any], flavour: str) -> None:
         if "providerCalled" in case and provider is not None:
             assert (provider.calls == 1) is case["providerCalled"]
         if provider is not None and provider.seen is not None:
-            asked = (
-                json.loads(case["requestJson"]) if "requestJson" in case else case["request"]
-            )["questions"]
+            asked = (json.loads(case["requestJson"]) if "requestJson" in case else case["request"])[
+                "questions"
+            ]
             assert [q["id"] for q in provider.seen["questions"]] == [q["id"] for q in asked]
             if agent is not None and "requestJson" not in case:
                 assert provider.seen["agent"] is agent

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict
+from typing import List
 
 import user_questions as uq
 
@@ -19,10 +19,10 @@ import user_questions as uq
 class ConsoleProvider:
     """Shows each batch of questions and answers like a user who takes the recommendation."""
 
-    async def ask(self, request: Dict[str, Any]) -> Dict[str, Any]:
+    async def ask(self, request: uq.ProviderRequest) -> uq.Answer:
         agent = request.get("agent")
         print(f"[ui] {agent.id if agent else 'someone'} asks:")
-        answers = []
+        answers: List[uq.AnswerItem] = []
         for question in request["questions"]:
             options = question.get("options", [])
             print(f"[ui]   {question['question']}")
@@ -61,7 +61,8 @@ async def main() -> None:
 
         # A call from an agent that is not live is refused before the UI sees it.
         refused = await tool.execute(arguments, agent=uq.Agent("planner"))
-        print(f"[model] stale agent: {refused['error']['code']}")
+        if refused["isError"]:
+            print(f"[model] stale agent: {refused['error']['code']}")
 
         # Asking directly, outside the tool: errors raise UserQuestionError.
         try:
@@ -69,7 +70,8 @@ async def main() -> None:
         except uq.UserQuestionError as error:
             print(f"[host] {error.code}: {error.message}")
         detach()
-        print(json.dumps(result["value"]))
+        if not result["isError"]:
+            print(json.dumps(result["value"]))
 
 
 if __name__ == "__main__":

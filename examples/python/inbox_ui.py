@@ -10,7 +10,6 @@ first one with an answer, the second one by dismissing it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict
 
 import user_questions as uq
 
@@ -41,7 +40,7 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     tickets: "asyncio.Queue[int]" = asyncio.Queue()
 
-    def on_event(event: Dict[str, Any]) -> None:
+    def on_event(event: uq.InboxEvent) -> None:
         # Runs on whichever thread caused the event: hand it to the loop.
         if event["type"] == "requested":
             loop.call_soon_threadsafe(tickets.put_nowait, event["ticket"])
@@ -51,12 +50,14 @@ async def main() -> None:
     unsubscribe = inbox.subscribe(on_event)
     ui_task = asyncio.create_task(ui(inbox, tickets))
 
-    def question(qid: str, text: str) -> Dict[str, Any]:
+    def question(qid: str, text: str) -> uq.Item:
         return {"id": qid, "question": text, "options": [{"label": "Yes"}, {"label": "No"}]}
 
     deploy, migrate = await asyncio.gather(
         ctx.user_questions.ask({"questions": [question("deploy", "Deploy now?")], "agent": agent}),
-        ctx.user_questions.ask({"questions": [question("migrate", "Run the migration?")], "agent": agent}),
+        ctx.user_questions.ask(
+            {"questions": [question("migrate", "Run the migration?")], "agent": agent}
+        ),
         return_exceptions=True,
     )
     await ui_task

@@ -1,0 +1,174 @@
+"""The private event loop behind the ``*_blocking`` methods: one per thread, kept between
+calls while it is idle, closed when its thread ends, at interpreter exit, or as soon as a
+call leaves anything on it."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextvars
+import os
+import threading
+from typing import Any, Awaitable, Callable, List, Optional, TypeVar, Union, cast
+
+from ._errors import EventLoopThreadError
+
+__all__ = ["run_blocking"]
+
+_T = TypeVar("_T")
+
+_running_loop = asyncio._get_running_loop
+_set_running_loop = asyncio._set_running_loop
+
+
+class _PrivateLoop:
+    """A thread's private event loop, kept between calls while it is idle. Closed when its
+    thread ends (the thread-local holding it goes), at interpreter exit (main thread), or as
+    soon as a call leaves anything on it (see ``_tidy``)."""
+
+    __slots__ = ("loop", "pid")
+
+    def __init__(self) -> None:
+        self.loop: Optional[asyncio.AbstractEventLoop] = asyncio.new_event_loop()
+        self.pid = os.getpid()
+
+    def close(self) -> None:
+        loop, self.loop = self.loop, None
+        if loop is None or loop.is_closed():
+            return
+        if self.pid != os.getpid():
+            # Inherited through fork: its selector is shared with the parent, and closing it
+            # would unregister the parent's descriptors. Keep it (unused) instead.
+            _FORKED_LOOPS.append(loop)
+            return
+        loop.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter teardown
+            pass
+
+
+_local = threading.local()
+_FORKED_LOOPS: List[asyncio.AbstractEventLoop] = []
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    if holder is None or holder.loop is None:
+        holder = _local.holder = _PrivateLoop()
+    assert holder.loop is not None
+    return holder.loop
+
+
+def _discard_private_loop() -> None:
+    """Drops this thread's private loop (closing it, unless inherited through fork)."""
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    _local.holder = None
+    if holder is not None:
+        holder.close()
+
+
+atexit.register(_discard_private_loop)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_discard_private_loop)
+
+
+def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """Nothing ready, scheduled, watched (beyond the loop's own self-pipe) or started on
+    ``loop``: it can serve the next call as if new. (Private attributes of asyncio's selector
+    loop; a loop without them is never reused.)"""
+    selector = getattr(loop, "_selector", None)
+    return (
+        not getattr(loop, "_ready", True)
+        and not getattr(loop, "_scheduled", True)
+        and getattr(loop, "_default_executor", True) is None
+        and not getattr(loop, "_asyncgens", True)
+        and selector is not None
+        and len(selector.get_map()) <= 1
+    )
+
+
+def _tidy(loop: asyncio.AbstractEventLoop, ran: bool) -> None:
+    """After a blocking call: keep this thread's loop when the call left nothing on it, else
+    shut it down as ``asyncio.run`` would (cancel its tasks, finish async generators and the
+    default executor, close) and start afresh next time."""
+    closed = loop.is_closed()  # by the provider
+    if not closed and _is_idle(loop) and not (ran and asyncio.all_tasks(loop)):
+        return
+    holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
+    if holder is not None and holder.loop is loop:
+        _local.holder = None
+        holder.loop = None
+    if not closed:
+        _shut_down(loop)
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        _cancel_all_tasks(loop)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    pending = asyncio.all_tasks(loop)
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    for task in pending:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception while a blocking ask shut down",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
+
+
+def _wait(loop: asyncio.AbstractEventLoop, future: asyncio.Future[_T]) -> _T:
+    """Runs ``loop`` until ``future`` is done. Interrupted (``KeyboardInterrupt``, ...), the
+    ask is withdrawn: the future is cancelled and its done-callbacks run."""
+    try:
+        return loop.run_until_complete(future)
+    finally:
+        if not future.done():
+            future.cancel()
+            loop.call_soon(loop.stop)
+            loop.run_forever()
+
+
+def run_blocking(
+    name: str,
+    start: Callable[..., Union[_T, Awaitable[_T]]],
+    *args: Any,
+) -> _T:
+    """Calls ``start(*args)`` (a native asking method: the outcome when it settled at once,
+    else an asyncio future of it) with this thread's private loop marked running, in a copy
+    of the current context (as a task would run it), then runs the loop until the future is
+    done. ``name`` is the public method, for the error raised on a thread that runs a loop."""
+    if _running_loop() is not None:
+        raise EventLoopThreadError(
+            f"{name} cannot be called from a thread that runs an event loop; "
+            f"await {name.replace('_blocking', '')}() instead"
+        )
+    loop = _private_loop()
+    ran = False
+    try:
+        _set_running_loop(loop)
+        try:
+            outcome = contextvars.copy_context().run(start, *args)
+        finally:
+            _set_running_loop(None)
+        if not isinstance(outcome, asyncio.Future):  # settled at once
+            return cast(_T, outcome)
+        ran = True
+        return _wait(loop, cast("asyncio.Future[_T]", outcome))
+    finally:
+        _tidy(loop, ran)

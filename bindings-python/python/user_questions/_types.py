@@ -1,0 +1,205 @@
+"""Typed shapes of the wire data (docs/reference.md §2, §7, §9, §10): plain dicts at run
+time, ``TypedDict``s for type checkers. Optional keys are absent when unset, never None."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, TypedDict, Union
+
+from ._native import AbortSignal, Agent
+
+__all__ = [
+    "Answer",
+    "AnswerItem",
+    "CodeName",
+    "InboxEvent",
+    "Intent",
+    "Item",
+    "Option",
+    "Outcome",
+    "PendingQuestion",
+    "ProviderRequest",
+    "Request",
+    "RequestedEvent",
+    "ResolvedEvent",
+    "TextContent",
+    "ToolDefinition",
+    "ToolError",
+    "ToolFailure",
+    "ToolResult",
+    "ToolSuccess",
+]
+
+#: The stable error code names (§10), in number order; ``CODES`` maps each to its number.
+CodeName = Literal[
+    "OK",
+    "ASK_ABORTED",
+    "EMPTY_QUESTIONS",
+    "CALLER_NOT_LIVE",
+    "DELEGATED_CALLER",
+    "BAD_INTENT",
+    "NO_PROVIDER",
+    "DUPLICATE_PROVIDER",
+    "ASK_CANCELLED",
+    "INVALID_REQUEST",
+    "BAD_ANSWER",
+    "PROVIDER_FAILED",
+    "NOT_PENDING",
+    "ALREADY_RESOLVED",
+    "AGENT_EXISTS",
+    "INVALID_ARGUMENT",
+    "INTERNAL",
+]
+
+#: How an inbox question was resolved (§7).
+Outcome = Literal["answered", "cancelled", "aborted", "failed"]
+
+
+class _OptionRequired(TypedDict):
+    label: str
+
+
+class Option(_OptionRequired, total=False):
+    """``{"label", "description"?}``."""
+
+    description: str
+
+
+class Intent(TypedDict):
+    """``{"kind", "approve"}``: ``kind`` ``"plan-review"`` (others are accepted)."""
+
+    kind: str
+    approve: str
+
+
+class _ItemRequired(TypedDict):
+    id: str
+    question: str
+
+
+class Item(_ItemRequired, total=False):
+    """A question: ``{"id", "question", "detail"?, "header"?, "options"?, "multiSelect"?,
+    "intent"?}``."""
+
+    detail: str
+    header: str
+    options: List[Option]
+    multiSelect: bool
+    intent: Intent
+
+
+class _AnswerItemRequired(TypedDict):
+    id: str
+    selected: List[str]
+
+
+class AnswerItem(_AnswerItemRequired, total=False):
+    """``{"id", "selected", "custom"?}``."""
+
+    custom: str
+
+
+class Answer(TypedDict):
+    """``{"answers": [...]}``, one item per question, in order."""
+
+    answers: List[AnswerItem]
+
+
+class _RequestRequired(TypedDict):
+    questions: List[Item]
+
+
+class Request(_RequestRequired, total=False):
+    """What an asker passes to ``ask``: ``{"questions", "agent"?, "signal"?}``."""
+
+    agent: Agent
+    signal: AbortSignal
+
+
+class _ProviderRequestRequired(TypedDict):
+    questions: List[Item]
+    signal: AbortSignal
+
+
+class ProviderRequest(_ProviderRequestRequired, total=False):
+    """What a provider's ``ask`` receives: ``{"questions", "agent"? (only when one asked),
+    "signal"}``; the signal fires when the ask is withdrawn."""
+
+    agent: Agent
+
+
+class _PendingQuestionRequired(TypedDict):
+    ticket: int
+    questions: List[Item]
+
+
+class PendingQuestion(_PendingQuestionRequired, total=False):
+    """A question waiting in a ``QuestionInbox``: ``{"ticket", "questions", "agentId"?}``."""
+
+    agentId: str
+
+
+class _RequestedEventRequired(TypedDict):
+    type: Literal["requested"]
+    ticket: int
+    questions: List[Item]
+
+
+class RequestedEvent(_RequestedEventRequired, total=False):
+    """``{"type": "requested", "ticket", "questions", "agentId"?}``."""
+
+    agentId: str
+
+
+class ResolvedEvent(TypedDict):
+    """``{"type": "resolved", "ticket", "outcome"}``."""
+
+    type: Literal["resolved"]
+    ticket: int
+    outcome: Outcome
+
+
+#: What an inbox subscriber receives.
+InboxEvent = Union[RequestedEvent, ResolvedEvent]
+
+
+class TextContent(TypedDict):
+    """``{"type": "text", "text"}``."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ToolError(TypedDict):
+    """``{"name": "UserQuestionError", "code", "message"}``."""
+
+    name: Literal["UserQuestionError"]
+    code: CodeName
+    message: str
+
+
+class ToolSuccess(TypedDict):
+    """``{"isError": False, "value": answer, "content": [text]}``."""
+
+    isError: Literal[False]
+    value: Answer
+    content: List[TextContent]
+
+
+class ToolFailure(TypedDict):
+    """``{"isError": True, "error": {...}, "content": [text]}``."""
+
+    isError: Literal[True]
+    error: ToolError
+    content: List[TextContent]
+
+
+#: The result of ``AskUserQuestionTool.execute`` (§9).
+ToolResult = Union[ToolSuccess, ToolFailure]
+
+
+class ToolDefinition(TypedDict):
+    """``{"name", "description", "parameters"}`` (``parameters``: a JSON Schema)."""
+
+    name: str
+    description: str
+    parameters: Dict[str, Any]
