@@ -1,5 +1,6 @@
 //! Scale figures: memory per pending ask, `pending()` and settle times for 100,000
-//! waiting asks, threads per ask, and throughput with 4 asking and 4 answering threads.
+//! waiting asks (without and with deadlines), 100,000 deadlines expiring together, threads
+//! per ask, and throughput with 4 asking and 4 answering threads.
 //!
 //! `cargo bench -p user-questions --bench scale` prints `BENCH <name> <value> <unit>` lines.
 
@@ -7,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::executor::block_on;
 use user_questions::{
@@ -77,7 +78,9 @@ fn report(name: &str, value: f64, unit: &str) {
     println!("BENCH rust.{name} {value:.1} {unit}");
 }
 
-fn many_waiting(n: usize) {
+fn many_waiting(n: usize, deadline: Option<Duration>) {
+    let tag = if deadline.is_some() { "deadline." } else { "" };
+    let report = |name: &str, value: f64, unit: &str| report(&format!("{tag}{name}"), value, unit);
     let ctx = Context::new();
     let inbox = QuestionInbox::new();
     let _reg = ctx
@@ -96,9 +99,9 @@ fn many_waiting(n: usize) {
     let asks: Vec<_> = payloads
         .into_iter()
         .map(|q| {
-            ctx.user_questions()
-                .start(AskUserQuestionRequest::new(q))
-                .unwrap()
+            let mut request = AskUserQuestionRequest::new(q);
+            request.timeout = deadline;
+            ctx.user_questions().start(request).unwrap()
         })
         .collect();
     let ask_time = start.elapsed();
@@ -143,6 +146,48 @@ fn many_waiting(n: usize) {
         "ms",
     );
     assert!(results.iter().all(|r| r.is_err()));
+}
+
+/// `n` asks whose deadlines pass together: how long until every one has settled
+/// `ASK_TIMED_OUT`, counted from the last ask's deadline (and from the first's).
+fn expiring_together(n: usize) {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let template = questions();
+    let timeout = Duration::from_millis(if n > 10_000 { 1_500 } else { 100 });
+    let first = Instant::now();
+    let asks: Vec<_> = (0..n)
+        .map(|_| {
+            ctx.user_questions()
+                .start(AskUserQuestionRequest::new(template.clone()).with_timeout(timeout))
+                .unwrap()
+        })
+        .collect();
+    let last = Instant::now();
+    let results = block_on(futures::future::join_all(asks));
+    let done = Instant::now();
+    assert!(results.iter().all(|r| {
+        r.as_ref()
+            .is_err_and(|e| e.code() == user_questions::ErrorCode::AskTimedOut)
+    }));
+    report("deadlines_expiring_together", n as f64, "asks");
+    report(
+        "deadlines_settled_after_last_deadline",
+        done.saturating_duration_since(last + timeout).as_secs_f64() * 1e3,
+        "ms",
+    );
+    report(
+        "deadlines_settled_after_first_deadline",
+        done.saturating_duration_since(first + timeout)
+            .as_secs_f64()
+            * 1e3,
+        "ms",
+    );
+    assert!(inbox.is_empty());
 }
 
 fn contention(seconds: f64) {
@@ -216,6 +261,9 @@ fn main() {
         thread::available_parallelism().map_or(0, |n| n.get()) as f64,
         "cores",
     );
-    many_waiting(if full { 100_000 } else { 1_000 });
+    let n = if full { 100_000 } else { 1_000 };
+    many_waiting(n, None);
+    many_waiting(n, Some(Duration::from_secs(3600)));
+    expiring_together(n);
     contention(if full { 2.0 } else { 0.1 });
 }

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -61,6 +60,12 @@ pub(crate) fn duration_ms(d: Duration) -> u128 {
     (d.as_nanos() + 500_000) / 1_000_000
 }
 
+/// What a deadline withdraws when it passes (the seam's settlement of one ask).
+pub(crate) trait Expire: Send + Sync {
+    /// The deadline of a request whose `timeoutMs` was `timeout_ms` passed.
+    fn expire(&self, timeout_ms: u64);
+}
+
 /// The deadline of one ask, shared by the seam (which arms it when the provider is reached)
 /// and the provider (which shows it and may [`extend`](Deadline::extend) it).
 #[derive(Clone)]
@@ -69,19 +74,32 @@ pub struct Deadline {
 }
 
 struct DeadlineInner {
-    id: u64,
     timeout_ms: u64,
-    origin: Instant,
-    origin_wall: SystemTime,
     state: Mutex<DeadlineState>,
 }
 
 struct DeadlineState {
-    at: Instant,
-    /// Armed in the timer's map (not yet fired, extended away or cleared).
+    /// Nanoseconds after the process's [`origin`].
+    at: u64,
+    /// Armed in the timer's map (not yet fired or cleared).
     armed: bool,
     fired: bool,
-    on_expire: Option<Box<dyn FnOnce() + Send>>,
+    target: Option<Weak<dyn Expire>>,
+}
+
+/// One instant and the wall time it was, taken once: every deadline is stored as
+/// nanoseconds after it (8 bytes, not an `Instant` and a `SystemTime` per ask).
+fn origin() -> &'static (Instant, SystemTime) {
+    static ORIGIN: OnceLock<(Instant, SystemTime)> = OnceLock::new();
+    ORIGIN.get_or_init(|| (Instant::now(), SystemTime::now()))
+}
+
+fn now_ns() -> u64 {
+    u64::try_from(origin().0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn wall(at: u64) -> SystemTime {
+    origin().1 + Duration::from_nanos(at)
 }
 
 impl fmt::Debug for Deadline {
@@ -99,25 +117,20 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Deadline {
-    /// Arms a deadline `timeout_ms` from now; `on_expire` runs once, on the timer thread, if
+    /// Arms a deadline `timeout_ms` from now; `target` expires once, on the timer thread, if
     /// it passes before [`clear`](Deadline::clear).
-    pub(crate) fn arm(timeout_ms: u64, on_expire: impl FnOnce() + Send + 'static) -> Deadline {
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-        let origin = Instant::now();
-        let at = origin + Duration::from_millis(timeout_ms);
+    pub(crate) fn arm(timeout_ms: u64, target: Weak<dyn Expire>) -> Deadline {
+        let at = now_ns().saturating_add(timeout_ms.saturating_mul(1_000_000));
         let inner = Arc::new(DeadlineInner {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             timeout_ms,
-            origin,
-            origin_wall: SystemTime::now(),
             state: Mutex::new(DeadlineState {
                 at,
                 armed: true,
                 fired: false,
-                on_expire: Some(Box::new(on_expire)),
+                target: Some(target),
             }),
         });
-        timer().insert(at, inner.id, Arc::downgrade(&inner));
+        timer().insert(at, Arc::downgrade(&inner));
         Deadline { inner }
     }
 
@@ -128,8 +141,7 @@ impl Deadline {
 
     /// When the ask expires, on the wall clock.
     pub fn expires_at(&self) -> SystemTime {
-        let at = relock(&self.inner.state).at;
-        self.inner.origin_wall + at.saturating_duration_since(self.inner.origin)
+        wall(relock(&self.inner.state).at)
     }
 
     /// [`expires_at`](Deadline::expires_at) as RFC 3339 UTC with milliseconds.
@@ -141,15 +153,14 @@ impl Deadline {
     /// nothing once the deadline fired or the ask settled.
     pub fn extend(&self, by: Duration) -> SystemTime {
         let mut state = relock(&self.inner.state);
-        let wanted = Instant::now() + by;
+        let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        let wanted = now_ns().saturating_add(by);
         if state.armed && wanted > state.at {
             let old = state.at;
             state.at = wanted;
-            timer().reschedule(old, wanted, self.inner.id, Arc::downgrade(&self.inner));
+            timer().reschedule(old, wanted, &self.inner);
         }
-        let at = state.at;
-        drop(state);
-        self.inner.origin_wall + at.saturating_duration_since(self.inner.origin)
+        wall(state.at)
     }
 
     /// Whether the deadline passed (and settled the ask `ASK_TIMED_OUT`).
@@ -162,29 +173,31 @@ impl Deadline {
         let mut state = relock(&self.inner.state);
         if state.armed {
             state.armed = false;
+            state.target = None;
             let at = state.at;
-            let callback = state.on_expire.take();
             drop(state);
-            timer().remove(at, self.inner.id);
-            drop(callback);
+            timer().remove(at, &self.inner);
         }
     }
 }
 
 impl DeadlineInner {
-    /// Called by the timer thread for the map entry `(at, id)`.
-    fn expire(&self, at: Instant) {
-        let callback = {
+    /// Called by the timer thread for the map entry at `at`.
+    fn expire(&self, at: u64) {
+        let target = {
             let mut state = relock(&self.state);
             if !state.armed || state.at != at {
                 return;
             }
             state.armed = false;
             state.fired = true;
-            state.on_expire.take()
+            state.target.take()
         };
-        if let Some(callback) = callback {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(callback));
+        if let Some(target) = target.and_then(|t| t.upgrade()) {
+            let timeout_ms = self.timeout_ms;
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                target.expire(timeout_ms);
+            }));
         }
     }
 }
@@ -195,9 +208,10 @@ struct Timer {
     wake: Condvar,
 }
 
+/// Map keys: (nanoseconds after the origin, the deadline's address as a tie-breaker).
 #[derive(Default)]
 struct TimerState {
-    map: BTreeMap<(Instant, u64), Weak<DeadlineInner>>,
+    map: BTreeMap<(u64, usize), Weak<DeadlineInner>>,
     thread_started: bool,
 }
 
@@ -209,8 +223,13 @@ fn timer() -> &'static Timer {
     })
 }
 
+fn address(inner: &Arc<DeadlineInner>) -> usize {
+    Arc::as_ptr(inner) as usize
+}
+
 impl Timer {
-    fn insert(&'static self, at: Instant, id: u64, entry: Weak<DeadlineInner>) {
+    fn insert(&'static self, at: u64, entry: Weak<DeadlineInner>) {
+        let id = entry.as_ptr() as usize;
         let mut state = relock(&self.entries);
         let earliest = state.map.keys().next().is_none_or(|(first, _)| at < *first);
         state.map.insert((at, id), entry);
@@ -230,21 +249,22 @@ impl Timer {
         }
     }
 
-    fn reschedule(&'static self, old: Instant, at: Instant, id: u64, entry: Weak<DeadlineInner>) {
+    fn reschedule(&self, old: u64, at: u64, inner: &Arc<DeadlineInner>) {
+        let id = address(inner);
         let mut state = relock(&self.entries);
         state.map.remove(&(old, id));
-        state.map.insert((at, id), entry);
+        state.map.insert((at, id), Arc::downgrade(inner));
     }
 
-    fn remove(&self, at: Instant, id: u64) {
-        let removed = relock(&self.entries).map.remove(&(at, id));
+    fn remove(&self, at: u64, inner: &Arc<DeadlineInner>) {
+        let removed = relock(&self.entries).map.remove(&(at, address(inner)));
         drop(removed);
     }
 
     fn run(&self) {
         let mut state = relock(&self.entries);
         loop {
-            let now = Instant::now();
+            let now = now_ns();
             let Some(&(first, _)) = state.map.keys().next() else {
                 state = self.wake.wait(state).unwrap_or_else(|e| e.into_inner());
                 continue;
@@ -252,13 +272,13 @@ impl Timer {
             if first > now {
                 state = self
                     .wake
-                    .wait_timeout(state, first - now)
+                    .wait_timeout(state, Duration::from_nanos(first - now))
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
                 continue;
             }
             // Take every entry that is due, then fire them without the lock held.
-            let later = state.map.split_off(&(now, u64::MAX));
+            let later = state.map.split_off(&(now.saturating_add(1), 0));
             let due = std::mem::replace(&mut state.map, later);
             drop(state);
             for ((at, _), entry) in due {
@@ -300,13 +320,27 @@ mod tests {
         }
     }
 
+    struct Send(Mutex<mpsc::Sender<&'static str>>, &'static str);
+
+    impl Expire for Send {
+        fn expire(&self, _: u64) {
+            self.0.lock().unwrap().send(self.1).unwrap();
+        }
+    }
+
+    fn target(tx: &mpsc::Sender<&'static str>, name: &'static str) -> Arc<dyn Expire> {
+        Arc::new(Send(Mutex::new(tx.clone()), name))
+    }
+
     #[test]
     fn deadlines_fire_in_order_and_cleared_ones_never_fire() {
         let (tx, rx) = mpsc::channel();
         let mut kept = Vec::new();
+        let mut targets = Vec::new();
         for (name, ms) in [("c", 30), ("a", 10), ("b", 20), ("cleared", 15)] {
-            let tx = tx.clone();
-            let d = Deadline::arm(ms, move || tx.send(name).unwrap());
+            let t = target(&tx, name);
+            let d = Deadline::arm(ms, Arc::downgrade(&t));
+            targets.push(t);
             if name == "cleared" {
                 d.clear();
             }
@@ -322,8 +356,8 @@ mod tests {
     #[test]
     fn extend_moves_the_deadline_later_never_earlier() {
         let (tx, rx) = mpsc::channel();
-        let early_tx = tx.clone();
-        let d = Deadline::arm(60_000, move || tx.send("extended").unwrap());
+        let late = target(&tx, "extended");
+        let d = Deadline::arm(60_000, Arc::downgrade(&late));
         let before = d.expires_at();
         assert_eq!(d.extend(Duration::from_millis(1)), before, "never earlier");
         let after = d.extend(Duration::from_secs(120));
@@ -331,7 +365,8 @@ mod tests {
         assert_eq!(d.expires_at(), after);
         assert_eq!(d.timeout_ms(), 60_000, "the request's own timeoutMs");
         // A short deadline armed later fires first: the extended one is still waiting.
-        let _short = Deadline::arm(5, move || early_tx.send("short").unwrap());
+        let early = target(&tx, "short");
+        let _short = Deadline::arm(5, Arc::downgrade(&early));
         assert_eq!(rx.recv().unwrap(), "short");
         assert!(!d.has_fired());
         d.clear();

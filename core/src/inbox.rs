@@ -116,12 +116,22 @@ impl InboxEvent {
 type Subscriber = Arc<dyn Fn(&InboxEvent) + Send + Sync>;
 type WithdrawHook = Box<dyn FnOnce(u64) + Send>;
 
+/// A pending question; its `expires_at` is left empty here and read off the deadline when
+/// listed (it moves with `extend`).
 struct Entry {
     question: PendingQuestion,
     sender: oneshot::Sender<Result<AskUserQuestionAnswer>>,
     on_withdraw: Option<WithdrawHook>,
     listener: Option<AbortListener>,
     deadline: Option<Deadline>,
+}
+
+impl Entry {
+    fn listed(&self) -> PendingQuestion {
+        let mut question = self.question.clone();
+        question.expires_at = self.deadline.as_ref().map(Deadline::expires_at_rfc3339);
+        question
+    }
 }
 
 #[derive(Default)]
@@ -284,7 +294,7 @@ impl QuestionInbox {
         relock(&self.inner.state)
             .pending
             .values()
-            .map(|e| e.question.clone())
+            .map(Entry::listed)
             .collect()
     }
 
@@ -425,7 +435,6 @@ impl QuestionInbox {
             };
             deadline.extend(Duration::from_millis(ms as u64));
             let expires_at = deadline.expires_at_rfc3339();
-            entry.question.expires_at = Some(expires_at.clone());
             let seq = self.inner.push(InboxEvent::Extended {
                 ticket,
                 expires_at: expires_at.clone(),
@@ -459,10 +468,12 @@ impl QuestionInbox {
                 expires_at: request.expires_at(),
                 key: request.key.clone(),
             };
+            let mut stored = question.clone();
+            stored.expires_at = None;
             state.pending.insert(
                 question.ticket,
                 Entry {
-                    question: question.clone(),
+                    question: stored,
                     sender,
                     on_withdraw,
                     listener: None,

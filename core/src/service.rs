@@ -17,7 +17,7 @@ use futures::task::AtomicWaker;
 use crate::abort::{AbortController, AbortListener, AbortSignal};
 use crate::agents::{Agent, AgentRegistry, Standing};
 use crate::answer::validate_answer;
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Expire};
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
 use crate::journal::{AskRecord, Journal};
 use crate::limits::check_question_limits;
@@ -444,6 +444,12 @@ impl Settlement {
     }
 }
 
+impl Expire for Settlement {
+    fn expire(&self, timeout_ms: u64) {
+        self.withdraw(UserQuestionError::timed_out(timeout_ms));
+    }
+}
+
 /// An ask that reached its provider; a future that settles exactly once (§4).
 ///
 /// Dropping it before it settles withdraws the ask (the provider's signal fires).
@@ -512,12 +518,8 @@ impl PendingAsk {
         });
         // The clock starts as the provider is reached (§16).
         let deadline = timeout_ms.map(|ms| {
-            let s = Arc::downgrade(&settlement);
-            Deadline::arm(ms, move || {
-                if let Some(s) = s.upgrade() {
-                    s.withdraw(UserQuestionError::timed_out(ms));
-                }
-            })
+            let target: Arc<dyn Expire> = settlement.clone();
+            Deadline::arm(ms, Arc::downgrade(&target))
         });
         let request = ProviderRequest {
             questions: questions.clone(),
