@@ -1,0 +1,187 @@
+//! §18 through the Rust API: the journal numbers every ask, writes whole lines, and never
+//! fails or delays an ask when it cannot be written.
+
+use std::sync::Arc;
+use std::thread;
+
+use futures::executor::block_on;
+use serde_json::Value;
+use user_questions::{
+    AskUserQuestionItem, AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode,
+    parse_questions,
+};
+
+fn questions() -> Vec<AskUserQuestionItem> {
+    parse_questions(&serde_json::json!([
+        {"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}, {"label": "No"}]}
+    ]))
+    .unwrap()
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is whole JSON"))
+        .collect()
+}
+
+#[test]
+fn asks_are_numbered_per_context_from_one_refused_ones_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let ctx = Context::with_journal(&path);
+    let _reg = ctx
+        .user_questions()
+        .register_provider(AutoResponder::new(AutoPolicy::First))
+        .unwrap();
+    block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap();
+    let refused = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(vec![])),
+    );
+    assert_eq!(refused.unwrap_err().code(), ErrorCode::EmptyQuestions);
+    assert!(
+        ctx.user_questions()
+            .start_json("{nope", None, None)
+            .is_err()
+    );
+    block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap();
+    let got: Vec<(u64, String)> = lines(&path)
+        .iter()
+        .map(|l| {
+            (
+                l["ask"].as_u64().unwrap(),
+                l["event"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, "asked".to_owned()),
+            (1, "settled".to_owned()),
+            (2, "refused".to_owned()),
+            (3, "refused".to_owned()),
+            (4, "asked".to_owned()),
+            (4, "settled".to_owned()),
+        ]
+    );
+    assert_eq!(ctx.user_questions().journal_errors(), 0);
+    assert_eq!(ctx.user_questions().take_journal_error(), None);
+}
+
+#[test]
+fn lines_are_written_whole_when_many_threads_ask_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let ctx = Arc::new(Context::with_journal(&path));
+    let _reg = ctx
+        .user_questions()
+        .register_provider(AutoResponder::new(AutoPolicy::First))
+        .unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let ctx = ctx.clone();
+            thread::spawn(move || {
+                for _ in 0..200 {
+                    block_on(
+                        ctx.user_questions()
+                            .ask(AskUserQuestionRequest::new(questions())),
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let all = lines(&path);
+    assert_eq!(all.len(), 8 * 200 * 2);
+    let mut numbers: Vec<u64> = all
+        .iter()
+        .filter(|l| l["event"] == "settled")
+        .map(|l| l["ask"].as_u64().unwrap())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=1600).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_full_disk_never_fails_an_ask_and_the_first_error_is_reported_once() {
+    // /dev/full opens for appending, and every write to it fails with ENOSPC.
+    let ctx = Context::with_journal("/dev/full");
+    let _reg = ctx
+        .user_questions()
+        .register_provider(AutoResponder::new(AutoPolicy::First))
+        .unwrap();
+    for _ in 0..3 {
+        block_on(
+            ctx.user_questions()
+                .ask(AskUserQuestionRequest::new(questions())),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        ctx.user_questions().journal_errors(),
+        6,
+        "every failed write is counted"
+    );
+    let first = ctx.user_questions().take_journal_error().unwrap();
+    assert!(first.contains("/dev/full"), "{first}");
+    assert_eq!(
+        ctx.user_questions().take_journal_error(),
+        None,
+        "reported once"
+    );
+}
+
+#[test]
+fn a_journal_that_cannot_be_opened_counts_as_the_first_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory cannot be opened as a file to append to.
+    let ctx = Context::with_journal(dir.path());
+    let _reg = ctx
+        .user_questions()
+        .register_provider(AutoResponder::new(AutoPolicy::First))
+        .unwrap();
+    assert_eq!(ctx.user_questions().journal_errors(), 1);
+    block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    )
+    .unwrap();
+    assert_eq!(ctx.user_questions().journal_errors(), 3);
+    assert!(ctx.user_questions().take_journal_error().is_some());
+}
+
+#[test]
+fn the_settled_line_is_on_disk_before_the_asker_sees_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let ctx = Context::with_journal(&path);
+    let inbox = user_questions::QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    inbox.cancel(1).unwrap();
+    let outcome = block_on(pending);
+    assert_eq!(outcome.unwrap_err().code(), ErrorCode::AskCancelled);
+    let last = lines(&path).pop().unwrap();
+    assert_eq!(last["event"], "settled");
+    assert_eq!(last["outcome"], "cancelled");
+}
