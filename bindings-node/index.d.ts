@@ -62,6 +62,7 @@ export declare const CODES: Readonly<{
   AGENT_EXISTS: 14
   INVALID_ARGUMENT: 15
   INTERNAL: 16
+  ASK_TIMED_OUT: 17
 }>
 
 /** A code name of docs/reference.md §10. */

@@ -161,11 +161,31 @@ export declare class NativeTerminalProvider {
   get interactive(): boolean
 }
 
-/** The §10 code names in numeric order (index = number). */
-export declare function codeNames(): Array<string>
+/** One code of §10: its name and its number (the C ABI's). */
+export interface CodeEntry {
+  /** The code's name, e.g. `NO_PROVIDER`. */
+  name: string
+  /** The code's number, e.g. 6. */
+  number: number
+}
+
+/** The core's code table (§10), in number order. */
+export declare function codes(): Array<CodeEntry>
+
+/**
+ * Panics with `message`. Only for the package's own tests: it shows that a panic in the
+ * addon becomes a JS error (`INTERNAL` in the JS layer) instead of aborting the process.
+ */
+export declare function panicForTest(message: string): void
 
 /** The tool definition `{name, description, parameters}` of §9, as JSON text. */
 export declare function toolDefinitionJson(): string
+
+/**
+ * The tool result of §9 for a failure with `code` and `message`, as JSON text (for what
+ * fails before the core is reached: arguments JSON cannot carry, a bad `signal`).
+ */
+export declare function toolFailureResultJson(code: string, message: string): string
 
 /**
  * Checks an answer against its questions (§6); both are JSON text.

@@ -20,7 +20,7 @@ impl Default for NativeAbort {
 #[napi]
 impl NativeAbort {
     /// A controller that has not aborted.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         NativeAbort {
             controller: AbortController::new(),
@@ -28,13 +28,13 @@ impl NativeAbort {
     }
 
     /// Aborts: withdraws every ask started with this controller, on this thread. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort(&self) {
         self.controller.abort();
     }
 
     /// Whether `abort()` was called.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn aborted(&self) -> bool {
         self.controller.is_aborted()
     }

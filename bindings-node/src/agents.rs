@@ -25,7 +25,7 @@ pub struct NativeAgent {
 #[napi]
 impl NativeAgent {
     /// A new instance; `delegation_depth` is informational only.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(id: String, delegation_depth: u32) -> Self {
         NativeAgent {
             agent: Agent::with_delegation_depth(id, delegation_depth),
@@ -34,19 +34,19 @@ impl NativeAgent {
     }
 
     /// The agent's id.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn id(&self) -> String {
         self.agent.id().to_owned()
     }
 
     /// The durable lineage depth.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn delegation_depth(&self) -> u32 {
         self.agent.delegation_depth()
     }
 
     /// The process-unique key of this instance.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn key(&self) -> i64 {
         self.key
     }
@@ -123,7 +123,7 @@ pub struct NativeAgentDetach {
 #[napi]
 impl NativeAgentDetach {
     /// Detaches the agent if it is still the live instance under its id.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn detach(&self) {
         self.detach.detach();
         self.keys.remove(self.detach.agent());

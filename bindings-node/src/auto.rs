@@ -14,7 +14,7 @@ pub struct NativeAutoResponder {
 #[napi]
 impl NativeAutoResponder {
     /// `policy` is `first`, `recommended` or `skip`; anything else throws `INVALID_ARGUMENT`.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(policy: String, approve_intents: bool) -> Result<Self> {
         let policy: AutoPolicy = policy.parse().map_err(to_js)?;
         Ok(NativeAutoResponder {
@@ -23,19 +23,19 @@ impl NativeAutoResponder {
     }
 
     /// The policy's name.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn policy(&self) -> String {
         self.responder.policy().as_str().to_owned()
     }
 
     /// Whether intent questions may be approved.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn approve_intents(&self) -> bool {
         self.responder.approves_intents()
     }
 
     /// The answer (JSON text) this responder gives to the questions (JSON text).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn answer(&self, questions_json: String) -> Result<String> {
         let questions = parse_questions_json(&questions_json).map_err(to_js)?;
         Ok(self.responder.answer(&questions).to_compact_json())

@@ -35,7 +35,7 @@ impl Default for NativeContext {
 #[napi]
 impl NativeContext {
     /// A context with no agents and no provider.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         NativeContext {
             context: Context::new(),
@@ -44,26 +44,26 @@ impl NativeContext {
     }
 
     /// Strict answer checking (§6 on every provider answer); off by default.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn strict(&self) -> bool {
         self.context.user_questions().is_strict()
     }
 
     /// Turns strict answer checking on or off.
-    #[napi(setter)]
+    #[napi(setter, catch_unwind)]
     pub fn set_strict(&self, strict: bool) {
         self.context.user_questions().set_strict(strict);
     }
 
     /// Whether a provider is registered.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn has_provider(&self) -> bool {
         self.context.user_questions().has_provider()
     }
 
     /// Disposes the provider, settling waiting asks `ASK_ABORTED`; later asks fail
     /// `NO_PROVIDER`. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn dispose(&self) {
         self.context.dispose();
     }
@@ -74,7 +74,7 @@ impl NativeContext {
     /// (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
     /// settled while it started (an auto-responder's answer, a provider that fails at once),
     /// else as a Promise that resolves once it settles.
-    #[napi(ts_return_type = "string | Promise<string>")]
+    #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
     pub fn ask<'env>(
         &self,
         env: &'env Env,
@@ -86,10 +86,11 @@ impl NativeContext {
         let pending = self
             .context
             .user_questions()
-            .start(AskUserQuestionRequest {
-                questions,
-                agent: agent.map(|a| a.agent().clone()),
-                signal: abort.map(NativeAbort::signal),
+            .start({
+                let mut request = AskUserQuestionRequest::new(questions);
+                request.agent = agent.map(|a| a.agent().clone());
+                request.signal = abort.map(NativeAbort::signal);
+                request
             })
             .map_err(to_js)?;
         settle_now_or_spawn(env, pending, outcome_json)
@@ -97,7 +98,7 @@ impl NativeContext {
 
     /// Registers a JS provider through its dispatcher (see the `provider` module). Throws
     /// `DUPLICATE_PROVIDER` while another provider is registered.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn register_dispatcher(
         &self,
         dispatch: Function<'_, (u32, Option<String>), Promise<String>>,
@@ -113,13 +114,13 @@ impl NativeContext {
     }
 
     /// Registers an inbox as the provider; its asks never cross into JS.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn register_inbox(&self, inbox: &NativeInbox) -> Result<NativeRegistration> {
         self.register(inbox.inbox())
     }
 
     /// Registers an auto-responder as the provider; its asks never cross into JS.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn register_auto_responder(
         &self,
         responder: &NativeAutoResponder,
@@ -128,7 +129,7 @@ impl NativeContext {
     }
 
     /// Registers a terminal provider; its asks never cross into JS.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn register_terminal_provider(
         &self,
         provider: &NativeTerminalProvider,
@@ -137,7 +138,7 @@ impl NativeContext {
     }
 
     /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn enter_agent(
         &self,
         agent: &NativeAgent,
@@ -147,20 +148,20 @@ impl NativeContext {
     }
 
     /// The key of the live agent under `id`, if any.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn agent_key(&self, id: String) -> Option<i64> {
         let agent = self.context.agents().get(&id)?;
         self.keys.key_of(&agent)
     }
 
     /// The keys of the live roots, in entry order.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn root_keys(&self) -> Vec<i64> {
         agents::keys_of(&self.keys, &self.context.agents().roots())
     }
 
     /// The keys of all live agents, in entry order.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn agent_keys(&self) -> Vec<i64> {
         agents::keys_of(&self.keys, &self.context.agents().list())
     }
@@ -168,7 +169,7 @@ impl NativeContext {
     /// Executes the tool `ask_user_question` with arguments as JSON text and returns the
     /// tool result JSON of §9: as a string when the ask settled while it started, else
     /// as a Promise that resolves with it (and never rejects).
-    #[napi(ts_return_type = "string | Promise<string>")]
+    #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
     pub fn execute_tool<'env>(
         &self,
         env: &'env Env,
@@ -182,6 +183,7 @@ impl NativeContext {
             ToolExecution {
                 agent: agent.map(|a| a.agent().clone()),
                 signal: abort.map(NativeAbort::signal),
+                ..Default::default()
             },
         );
         settle_now_or_spawn(env, Box::pin(future), |result| result.to_json())
@@ -238,13 +240,13 @@ pub struct NativeRegistration {
 impl NativeRegistration {
     /// Unregisters this registration, settling its waiting asks `ASK_ABORTED`. Idempotent;
     /// a stale registration never removes a later provider.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn dispose(&self) {
         self.registration.dispose();
     }
 
     /// Whether this registration is still the registered provider.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn active(&self) -> bool {
         self.registration.is_active()
     }

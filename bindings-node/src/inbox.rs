@@ -32,7 +32,7 @@ fn ticket_of(ticket: f64) -> Result<u64> {
 #[napi]
 impl NativeInbox {
     /// An empty inbox.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         NativeInbox {
             inbox: QuestionInbox::new(),
@@ -41,14 +41,14 @@ impl NativeInbox {
 
     /// The pending questions in arrival order, as JSON text
     /// (`[{"ticket":1,"questions":[…],"agentId":"…"}]`).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn pending_json(&self) -> String {
         serde_json::to_string(&self.inbox.pending()).unwrap_or_else(|_| "[]".to_owned())
     }
 
     /// Answers `ticket` with answer JSON text; `BAD_ANSWER` (malformed or not fitting) leaves
     /// it pending; `ALREADY_RESOLVED` / `NOT_PENDING` for settled / never-issued tickets.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn answer(&self, ticket: f64, answer_json: String) -> Result<()> {
         // The core checks the ticket first, then the answer's shape and fit, exactly as every
         // other surface does.
@@ -58,13 +58,13 @@ impl NativeInbox {
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cancel(&self, ticket: f64) -> Result<()> {
         self.inbox.cancel(ticket_of(ticket)?).map_err(to_js)
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn fail(&self, ticket: f64, message: String) -> Result<()> {
         self.inbox.fail(ticket_of(ticket)?, message).map_err(to_js)
     }
@@ -72,7 +72,7 @@ impl NativeInbox {
     /// Calls `callback` with each later event as JSON text, on the JS thread, in order
     /// (`{"type":"requested",…}` / `{"type":"resolved","ticket":1,"outcome":"answered"}`).
     /// The callback must not throw; it does not keep the process alive.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn subscribe(&self, callback: Function<'_, String, ()>) -> Result<NativeSubscription> {
         let tsfn: ThreadsafeFunction<String, (), String, napi::Status, false, true> = callback
             .build_threadsafe_function()
@@ -103,7 +103,7 @@ pub struct NativeSubscription {
 #[napi]
 impl NativeSubscription {
     /// Stops delivery. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn unsubscribe(&self) {
         self.subscription.unsubscribe();
     }

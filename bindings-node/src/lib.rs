@@ -68,17 +68,44 @@ pub(crate) fn outcome_json(
     }
 }
 
-/// The §10 code names in numeric order (index = number).
-#[napi]
-pub fn code_names() -> Vec<String> {
+/// One code of §10: its name and its number (the C ABI's).
+#[napi(object)]
+pub struct CodeEntry {
+    /// The code's name, e.g. `NO_PROVIDER`.
+    pub name: String,
+    /// The code's number, e.g. 6.
+    pub number: u32,
+}
+
+/// The core's code table (§10), in number order.
+#[napi(catch_unwind)]
+pub fn codes() -> Vec<CodeEntry> {
     ErrorCode::ALL
         .iter()
-        .map(|c| c.as_str().to_owned())
+        .map(|c| CodeEntry {
+            name: c.as_str().to_owned(),
+            number: c.as_number(),
+        })
         .collect()
 }
 
+/// The tool result of §9 for a failure with `code` and `message`, as JSON text (for what
+/// fails before the core is reached: arguments JSON cannot carry, a bad `signal`).
+#[napi(catch_unwind)]
+pub fn tool_failure_result_json(code: String, message: String) -> String {
+    let error = UserQuestionError::from_code_name(&code, message);
+    user_questions::tool::ToolResult::from(Err(error)).to_json()
+}
+
+/// Panics with `message`. Only for the package's own tests: it shows that a panic in the
+/// addon becomes a JS error (`INTERNAL` in the JS layer) instead of aborting the process.
+#[napi(catch_unwind)]
+pub fn panic_for_test(message: String) {
+    panic!("{message}");
+}
+
 /// The tool definition `{name, description, parameters}` of §9, as JSON text.
-#[napi]
+#[napi(catch_unwind)]
 pub fn tool_definition_json() -> String {
     user_questions::tool::DEFINITION_JSON.to_owned()
 }
@@ -87,7 +114,7 @@ pub fn tool_definition_json() -> String {
 ///
 /// Malformed questions throw `INVALID_REQUEST`; a malformed or ill-fitting answer throws
 /// `BAD_ANSWER` with the reason.
-#[napi]
+#[napi(catch_unwind)]
 pub fn validate_answer(questions_json: String, answer_json: String) -> Result<()> {
     let questions = parse_questions_json(&questions_json).map_err(to_js)?;
     let answer = parse_answer_as_bad_answer(&answer_json).map_err(to_js)?;

@@ -68,7 +68,7 @@ impl Default for NativeTerminalProvider {
 impl NativeTerminalProvider {
     /// The interactive screen when stdin and stderr are terminals (and `TERM` is not
     /// `dumb`), else numbered line prompts on stderr answered from stdin; decided now.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         let provider = TerminalProvider::new();
         NativeTerminalProvider {
@@ -80,7 +80,7 @@ impl NativeTerminalProvider {
     }
 
     /// Whether it draws the interactive screen (else it asks through line prompts).
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn interactive(&self) -> bool {
         self.interactive
     }

@@ -75,6 +75,7 @@ test('CODES is exactly §10, frozen', () => {
     AGENT_EXISTS: 14,
     INVALID_ARGUMENT: 15,
     INTERNAL: 16,
+    ASK_TIMED_OUT: 17,
   })
   assert.ok(Object.isFrozen(CODES))
 })

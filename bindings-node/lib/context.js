@@ -1,0 +1,57 @@
+// @ts-check
+// One context (§11): an agent registry and the `userQuestions` service.
+'use strict'
+
+const native = require('../native.js')
+const { AgentRegistry } = require('./agents.js')
+const { disposeSymbol } = require('./dispose.js')
+const { UserQuestionService } = require('./service.js')
+
+/** @type {(ctx: Context) => native.NativeContext} */
+let contextNativeOf
+
+/** One context: an agent registry and the `userQuestions` service that checks against it. */
+class Context {
+  /** @type {native.NativeContext} */
+  #native
+  /** @type {AgentRegistry} */
+  #agents
+  /** @type {UserQuestionService} */
+  #userQuestions
+
+  /** @param {{ strict?: boolean }} [options] */
+  constructor(options) {
+    this.#native = new native.NativeContext()
+    if (options?.strict) this.#native.strict = true
+    this.#agents = new AgentRegistry(this.#native)
+    this.#userQuestions = new UserQuestionService(this.#native)
+  }
+
+  /** The live agents of this context. */
+  get agents() {
+    return this.#agents
+  }
+
+  /** The `userQuestions` service. */
+  get userQuestions() {
+    return this.#userQuestions
+  }
+
+  /**
+   * Disposes the provider: waiting asks settle `ASK_ABORTED`, later asks fail
+   * `NO_PROVIDER`, later registrations fail. Idempotent.
+   */
+  dispose() {
+    this.#native.dispose()
+  }
+
+  [disposeSymbol]() {
+    this.dispose()
+  }
+
+  static {
+    contextNativeOf = (ctx) => ctx.#native
+  }
+}
+
+module.exports = { Context, contextNativeOf: (/** @type {Context} */ ctx) => contextNativeOf(ctx) }

@@ -1,0 +1,95 @@
+// @ts-check
+// The question inbox (§7): pending questions for UIs that answer later.
+'use strict'
+
+const native = require('../native.js')
+const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
+const { withDispose } = require('./dispose.js')
+
+/**
+ * @param {unknown} ticket
+ * @returns {number}
+ */
+function ticketArg(ticket) {
+  if (typeof ticket !== 'number') throw invalidArgument('a ticket must be a number')
+  return ticket
+}
+
+/** @type {(inbox: QuestionInbox) => native.NativeInbox} */
+let inboxNativeOf
+
+/** Pending questions for UIs that answer later (§7). Register it as the provider. */
+class QuestionInbox {
+  #native = new native.NativeInbox()
+
+  /**
+   * The pending questions `{ticket, questions, agentId?}` in arrival order.
+   * @returns {Array<Record<string, unknown>>}
+   */
+  pending() {
+    return JSON.parse(this.#native.pendingJson())
+  }
+
+  /**
+   * Answers `ticket`; throws `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED`, `NOT_PENDING`.
+   * @param {number} ticket
+   * @param {unknown} answer
+   */
+  answer(ticket, answer) {
+    const t = ticketArg(ticket)
+    const json = toJson(answer, 'answer', 'BAD_ANSWER')
+    callNative(() => this.#native.answer(t, json))
+  }
+
+  /**
+   * Cancels `ticket`: the asker gets `ASK_CANCELLED`.
+   * @param {number} ticket
+   */
+  cancel(ticket) {
+    const t = ticketArg(ticket)
+    callNative(() => this.#native.cancel(t))
+  }
+
+  /**
+   * Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
+   * @param {number} ticket
+   * @param {string} message
+   */
+  fail(ticket, message) {
+    const t = ticketArg(ticket)
+    if (typeof message !== 'string') throw invalidArgument('a failure message must be a string')
+    callNative(() => this.#native.fail(t, message))
+  }
+
+  /**
+   * Calls `listener` with every later event — `{type: 'requested', ticket, questions,
+   * agentId?}` and `{type: 'resolved', ticket, outcome}` — in order. A listener that throws
+   * is reported as a process warning and does not stop the others. Returns an idempotent
+   * unsubscribe function. A subscription does not keep the process alive.
+   * @param {(event: Record<string, unknown>) => void} listener
+   */
+  subscribe(listener) {
+    if (typeof listener !== 'function') throw invalidArgument('subscribe() needs a function')
+    let active = true
+    const subscription = this.#native.subscribe((json) => {
+      if (!active) return
+      try {
+        listener(JSON.parse(json))
+      } catch (err) {
+        process.emitWarning(`a QuestionInbox subscriber threw: ${describe(err)}`, {
+          code: 'USER_QUESTIONS_SUBSCRIBER',
+        })
+      }
+    })
+    return withDispose(() => {
+      active = false
+      subscription.unsubscribe()
+    })
+  }
+
+  static {
+    inboxNativeOf = (inbox) => inbox.#native
+  }
+}
+
+module.exports = { QuestionInbox, inboxNativeOf: (/** @type {QuestionInbox} */ inbox) => inboxNativeOf(inbox) }

@@ -1,0 +1,123 @@
+// @ts-check
+// The `userQuestions` service of one context (§3, §4): asking and providers.
+'use strict'
+
+const native = require('../native.js')
+const { linkSignal } = require('./abort.js')
+const { nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
+const { AutoResponder, autoNativeOf } = require('./auto.js')
+const { withDispose } = require('./dispose.js')
+const { UserQuestionError, callNative, invalidArgument, toJson } = require('./errors.js')
+const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
+const { dispatcherFor } = require('./provider.js')
+const { TerminalProvider, terminalNativeOf } = require('./terminal.js')
+
+/**
+ * native context → count of its asks in flight. Held so that a context whose JS object is
+ * dropped while an ask waits is not garbage-collected (which would dispose it) under the ask.
+ * @type {Map<native.NativeContext, number>}
+ */
+const busyContexts = new Map()
+
+/**
+ * Runs `start` (which starts one ask on `nativeContext`) with the ask's agent pinned, its
+ * context held and its signal linked until the ask settles; resolves with the native
+ * outcome text.
+ * @param {native.NativeContext} nativeContext
+ * @param {unknown} agent
+ * @param {[native.NativeAbort | null, () => void]} link from `linkSignal`
+ * @param {(nativeAgent: native.NativeAgent | null, abort: native.NativeAbort | null) => string | Promise<string>} start
+ * @returns {Promise<string>}
+ */
+async function inFlight(nativeContext, agent, link, start) {
+  const [abort, unlink] = link
+  const pinned = pinAgent(agent)
+  busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
+  try {
+    // The text itself when the ask settled while it started (no tick to wait for), else a
+    // Promise of it.
+    return await start(agent == null ? null : nativeAgentFor(agent), abort)
+  } finally {
+    unlink()
+    unpinAgent(pinned)
+    const n = busyContexts.get(nativeContext)
+    if (n === 1) busyContexts.delete(nativeContext)
+    else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
+  }
+}
+
+/** The `userQuestions` service of one context. */
+class UserQuestionService {
+  /** @type {native.NativeContext} */
+  #native
+
+  /** @param {native.NativeContext} nativeContext */
+  constructor(nativeContext) {
+    this.#native = nativeContext
+  }
+
+  /** Strict answer checking (§6 on every provider answer); off by default. */
+  get strict() {
+    return this.#native.strict
+  }
+
+  set strict(value) {
+    this.#native.strict = Boolean(value)
+  }
+
+  /** Whether a provider is registered. */
+  get hasProvider() {
+    return this.#native.hasProvider
+  }
+
+  /**
+   * Asks the registered provider and waits for the answer (§3, §4). Rejects with a
+   * `UserQuestionError`; the provider is not reached when a check fails.
+   * @param {{ questions: unknown, agent?: unknown, signal?: unknown }} request
+   */
+  async ask(request) {
+    if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+      throw new UserQuestionError('request must be an object', 'INVALID_REQUEST')
+    }
+    const questionsJson = toJson(request.questions, 'questions', 'INVALID_REQUEST')
+    const nativeContext = this.#native
+    const text = await inFlight(nativeContext, request.agent, linkSignal(request.signal), (agent, abort) =>
+      callNative(() => nativeContext.ask(questionsJson, agent, abort)),
+    )
+    const outcome = JSON.parse(text)
+    if (outcome.error !== undefined) {
+      throw new UserQuestionError(outcome.error.message, outcome.error.code)
+    }
+    return outcome.answer
+  }
+
+  /**
+   * Registers the one provider of this context: any object with `ask(request)` returning an
+   * answer or a Promise of one (a `QuestionInbox`, `AutoResponder` or `TerminalProvider` is
+   * served natively: its asks never run JS).
+   * Throws `DUPLICATE_PROVIDER` while another is registered. Returns an idempotent disposer
+   * that settles the asks still waiting on this provider `ASK_ABORTED`.
+   * @param {unknown} provider
+   */
+  registerProvider(provider) {
+    /** @type {native.NativeRegistration} */
+    let registration
+    if (provider instanceof QuestionInbox) {
+      registration = callNative(() => this.#native.registerInbox(inboxNativeOf(provider)))
+    } else if (provider instanceof TerminalProvider) {
+      registration = callNative(() => this.#native.registerTerminalProvider(terminalNativeOf(provider)))
+    } else if (provider instanceof AutoResponder && provider.ask === AutoResponder.prototype.ask) {
+      registration = callNative(() => this.#native.registerAutoResponder(autoNativeOf(provider)))
+    } else {
+      const p = /** @type {{ ask?: unknown } | null | undefined} */ (provider)
+      if (p == null || typeof p.ask !== 'function') {
+        throw invalidArgument('a provider must be an object with an ask(request) method')
+      }
+      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p))
+      registration = callNative(() => this.#native.registerDispatcher(dispatch))
+    }
+    return withDispose(() => registration.dispose())
+  }
+}
+
+module.exports = { UserQuestionService, inFlight }

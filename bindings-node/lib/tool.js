@@ -1,0 +1,102 @@
+// @ts-check
+// The model-facing tool `ask_user_question` (§9) and answer checking (§6).
+'use strict'
+
+const native = require('../native.js')
+const { linkSignal } = require('./abort.js')
+const { Context, contextNativeOf } = require('./context.js')
+const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
+const { inFlight } = require('./service.js')
+
+const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
+
+/**
+ * The §9 failure form, for what fails before the core is reached.
+ * @param {string} code
+ * @param {string} message
+ */
+function failureResult(code, message) {
+  return JSON.parse(native.toolFailureResultJson(code, message))
+}
+
+/** The model-facing tool `ask_user_question` over one context. */
+class AskUserQuestionTool {
+  /** @type {native.NativeContext} */
+  #native
+
+  /** @param {Context} ctx */
+  constructor(ctx) {
+    if (!(ctx instanceof Context)) throw invalidArgument('AskUserQuestionTool needs a Context')
+    this.#native = contextNativeOf(ctx)
+  }
+
+  /** `ask_user_question` */
+  get name() {
+    return this.definition.name
+  }
+
+  /** The description the model sees. */
+  get description() {
+    return this.definition.description
+  }
+
+  /** The JSON Schema of the arguments. */
+  get parameters() {
+    return this.definition.parameters
+  }
+
+  /**
+   * `{name, description, parameters}` (a fresh copy each time).
+   * @returns {{ name: string, description: string, parameters: Record<string, unknown> }}
+   */
+  get definition() {
+    return JSON.parse(TOOL_DEFINITION_JSON)
+  }
+
+  /**
+   * Runs the tool: asks with the caller's agent (only when there is one) and signal, and
+   * resolves with the tool result of §9. Never rejects.
+   * @param {unknown} args
+   * @param {{ agent?: unknown, signal?: unknown }} [exec]
+   */
+  async execute(args, exec) {
+    let argsJson
+    try {
+      argsJson = JSON.stringify(args)
+    } catch (err) {
+      return failureResult('INVALID_REQUEST', `arguments are not JSON data: ${describe(err)}`)
+    }
+    if (argsJson === undefined) argsJson = 'null'
+    /** @type {[native.NativeAbort | null, () => void]} */
+    let link
+    try {
+      link = linkSignal(exec?.signal)
+    } catch (err) {
+      const e = /** @type {{ code: string, message: string }} */ (err)
+      return failureResult(e.code, e.message)
+    }
+    const nativeContext = this.#native
+    try {
+      const text = await inFlight(nativeContext, exec?.agent, link, (agent, abort) =>
+        nativeContext.executeTool(/** @type {string} */ (argsJson), agent, abort),
+      )
+      return JSON.parse(text)
+    } catch (err) {
+      return failureResult('INTERNAL', describe(err))
+    }
+  }
+}
+
+/**
+ * Checks `answer` against `questions` (§6). Returns nothing when it fits; throws
+ * `BAD_ANSWER` with the reason when it does not (`INVALID_REQUEST` for malformed questions).
+ * @param {unknown} questions
+ * @param {unknown} answer
+ */
+function validateAnswer(questions, answer) {
+  const q = toJson(questions, 'questions', 'INVALID_REQUEST')
+  const a = toJson(answer, 'answer', 'BAD_ANSWER')
+  callNative(() => native.validateAnswer(q, a))
+}
+
+module.exports = { AskUserQuestionTool, validateAnswer }
