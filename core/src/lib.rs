@@ -75,3 +75,8 @@ pub use types::{
     AskUserQuestionOption,
 };
 pub use validate::check_request;
+
+/// The README's Rust snippet, compiled and run as a doc test.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
