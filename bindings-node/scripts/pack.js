@@ -50,7 +50,7 @@ function main() {
     const napi = path.join(PKG, 'node_modules', '.bin', 'napi')
     execFileSync(
       napi,
-      ['build', '--platform', '--release', '--strip', '--no-js', '--no-dts', '--output-dir', built],
+      ['build', '--platform', '--release', '--strip', '--no-js', '--dts', 'native.d.ts', '--output-dir', built],
       { cwd: PKG, stdio: ['ignore', 'inherit', 'inherit'] },
     )
     const [addon] = fs.readdirSync(built).filter((f) => f.endsWith('.node'))
