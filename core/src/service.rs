@@ -619,9 +619,11 @@ impl PendingAsk {
     }
 
     /// Whether the provider's outcome must wait: a withdrawal was claimed but its signal's
-    /// listeners have not all run yet (§4.7).
+    /// listeners have not all run yet (§4.7). An answer must wait too, unless the provider
+    /// decides the race: an executor that polls inside a waker (the inline one) can see the
+    /// provider's answer while the withdrawal's listeners run, and §4.1 drops that answer.
     fn must_hold(&self, outcome: &Result<AskUserQuestionAnswer>) -> bool {
-        outcome.is_err()
+        (outcome.is_err() || !self.provider_decides)
             && !self.settlement.published.load(Ordering::Acquire)
             && self.settlement.claimed_reason().is_some()
     }

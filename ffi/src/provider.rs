@@ -5,10 +5,9 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
 use user_questions::{
-    AskUserQuestionItem, AutoPolicy, AutoResponder, ErrorCode, ProviderFuture, ProviderRequest,
-    QuestionInbox, Result, UserQuestionError, UserQuestionProvider,
+    AutoPolicy, AutoResponder, ErrorCode, ProviderFuture, ProviderRequest, QuestionInbox, Result,
+    UserQuestionError, UserQuestionProvider,
 };
 
 #[cfg(feature = "terminal")]
@@ -67,19 +66,6 @@ impl Drop for Callbacks {
     }
 }
 
-/// The request a C provider's `ask` receives.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AskJson<'a> {
-    questions: &'a [AskUserQuestionItem],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agent_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    expires_at: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<&'a str>,
-}
-
 /// The core provider behind one C registration: forwards to the context's inbox with hooks
 /// that call C.
 struct CProvider {
@@ -97,17 +83,11 @@ impl UserQuestionProvider for CProvider {
                 unsafe { withdraw(callbacks.user_data.0, ticket) };
             }) as Box<dyn FnOnce(u64) + Send>
         });
+        // The wire form of §13/§16: questions, agentId, expiresAt and key when present.
+        let json = transient(&request.to_json());
         self.inbox.ask_with_hooks(
             request,
             move |pending| {
-                let json = serde_json::to_string(&AskJson {
-                    questions: &pending.questions,
-                    agent_id: pending.agent_id.as_deref(),
-                    expires_at: pending.expires_at.as_deref(),
-                    key: pending.key.as_deref(),
-                })
-                .unwrap_or_default();
-                let json = transient(&json);
                 // SAFETY: registered by the caller for this user_data; `json` lives for the call.
                 unsafe { (callbacks.ask)(callbacks.user_data.0, pending.ticket, json.as_ptr()) };
             },

@@ -3,7 +3,8 @@
 //! Runs every case of `tests/vectors/` (and of `UQ_VECTORS_DIR`, when set), whatever files
 //! are present, through the `extern "C"` functions: `uq_context_new`, `uq_agent_new`,
 //! `uq_agents_enter/exit`, `uq_abort_*`, `uq_ask`, `uq_ask_wait`, `uq_tool_execute`, and
-//! `uq_register_provider` + `uq_answer/uq_cancel/uq_fail/uq_pending`.
+//! `uq_register_provider` + `uq_answer/uq_cancel/uq_fail/uq_pending/uq_extend`,
+//! `uq_review_plan`, `uq_context_set_journal`.
 //!
 //! Each ask case runs with both calls (`uq_ask` with a callback, `uq_ask_wait`) and with
 //! every provider that can express it: a C provider (the `uq_provider` callbacks settling by
@@ -12,6 +13,11 @@
 //! test-only path). The Rust provider exists because a C provider is an inbox: it cannot
 //! give an answer that does not fit its questions (passed through by default, §4.6) nor fail
 //! with an arbitrary code. Strict checking has no C function; it is set on the core service.
+//! Inbox events have no C function either: the runner subscribes to the context's inbox
+//! through the rlib's `inbox_of`.
+//!
+//! Tool cases that give the tool a caller's `timeoutMs` or `key` cannot be expressed through
+//! C: `uq_tool_execute` takes neither in this version (§16); they run in the Rust suite.
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
@@ -22,11 +28,13 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use user_questions::review::plan_question;
 use user_questions::{
     AskUserQuestionAnswer, AutoPolicy, ErrorCode, ProviderFuture, ProviderRequest,
     Result as UqResult, UserQuestionError, UserQuestionProvider, messages, parse_answer,
     parse_request, validate_answer,
 };
+use user_questions::{InboxEvent, QuestionInbox};
 
 mod support;
 
@@ -40,6 +48,7 @@ enum Kind {
     Ask,
     Tool,
     Inbox,
+    Review,
 }
 
 struct Case {
@@ -67,6 +76,7 @@ fn load(root: &Path, cases: &mut Vec<Case>, errors: &mut Vec<String>) {
         (Kind::Ask, root.to_path_buf()),
         (Kind::Tool, root.join("tool")),
         (Kind::Inbox, root.join("inbox")),
+        (Kind::Review, root.join("review")),
     ] {
         for file in json_files(&dir) {
             let parsed = std::fs::read_to_string(&file)
@@ -282,6 +292,8 @@ struct CProviderState {
     withdrawn: AtomicUsize,
     released: AtomicUsize,
     late: Mutex<Vec<uq_code>>,
+    /// The request JSON `ask` received last.
+    request: Mutex<Option<Value>>,
 }
 
 // SAFETY: the context pointer is only passed back to the thread-safe ABI.
@@ -311,6 +323,7 @@ unsafe extern "C" fn c_ask(user_data: *mut c_void, ticket: u64, request_json: *c
     let request: Value =
         serde_json::from_str(unsafe { CStr::from_ptr(request_json) }.to_str().unwrap()).unwrap();
     assert!(request.get("questions").is_some_and(Value::is_array));
+    *state.request.lock().unwrap() = Some(request);
     state.called.store(true, Ordering::SeqCst);
     if !state.during {
         let code = state.settle(ticket);
@@ -343,12 +356,21 @@ unsafe extern "C" fn c_release(user_data: *mut c_void) {
 struct RustProvider {
     behaviour: Behaviour,
     during: bool,
-    called: Arc<AtomicBool>,
+    seen: Arc<RustSeen>,
+}
+
+/// What the runner's Rust provider was given.
+#[derive(Default)]
+struct RustSeen {
+    called: AtomicBool,
+    /// The request's wire form (as a C provider receives it).
+    request: Mutex<Option<Value>>,
 }
 
 impl UserQuestionProvider for RustProvider {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
-        self.called.store(true, Ordering::SeqCst);
+        *self.seen.request.lock().unwrap() = serde_json::from_str(&request.to_json()).ok();
+        self.seen.called.store(true, Ordering::SeqCst);
         let outcome: ProviderFuture = match &self.behaviour {
             Behaviour::Never => return Box::pin(std::future::pending()),
             Behaviour::Answer(a) => {
@@ -397,7 +419,7 @@ enum Registered {
     None,
     C(Arc<CProviderState>),
     Auto,
-    Rust(Arc<AtomicBool>),
+    Rust(Arc<RustSeen>),
 }
 
 impl Registered {
@@ -407,8 +429,22 @@ impl Registered {
             Registered::C(s) => Some(s.called.load(Ordering::SeqCst)),
             // The auto-responder has no hook: it counts as reached when the ask got past §3.
             Registered::Auto => None,
-            Registered::Rust(c) => Some(c.load(Ordering::SeqCst)),
+            Registered::Rust(seen) => Some(seen.called.load(Ordering::SeqCst)),
         }
+    }
+
+    /// The request the provider received (its wire JSON); `None` when it was not reached or
+    /// cannot be observed (the auto-responder).
+    fn request(&self) -> Option<Value> {
+        match self {
+            Registered::None | Registered::Auto => None,
+            Registered::C(s) => s.request.lock().unwrap().clone(),
+            Registered::Rust(seen) => seen.request.lock().unwrap().clone(),
+        }
+    }
+
+    fn observable(&self) -> bool {
+        matches!(self, Registered::C(_) | Registered::Rust(_))
     }
 }
 
@@ -455,6 +491,7 @@ fn register(
                 withdrawn: AtomicUsize::new(0),
                 released: AtomicUsize::new(0),
                 late: Mutex::new(Vec::new()),
+                request: Mutex::new(None),
             });
             let callbacks = uq_provider {
                 ask: Some(c_ask),
@@ -476,16 +513,16 @@ fn register(
             Ok(Some(Registered::C(state)))
         }
         Mode::Rust => {
-            let called = Arc::new(AtomicBool::new(false));
+            let seen = Arc::new(RustSeen::default());
             let _registration = service_of(setup.ctx)
                 .unwrap()
                 .register_provider(RustProvider {
                     behaviour: b,
                     during,
-                    called: called.clone(),
+                    seen: seen.clone(),
                 })
                 .map_err(|e| e.to_string())?;
-            Ok(Some(Registered::Rust(called)))
+            Ok(Some(Registered::Rust(seen)))
         }
     }
 }
@@ -537,6 +574,159 @@ fn check_called(case: &Value, registered: &Registered) -> Result<(), String> {
     }
 }
 
+/// Whether `s` is RFC 3339 UTC with milliseconds, `2026-11-30T17:02:03.456Z`.
+fn is_rfc3339_millis(s: &str) -> bool {
+    s.len() == 24
+        && s.bytes().enumerate().all(|(i, c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            23 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// `providerRequest` (key, expiresAt) and `providerQuestions` against what the provider got.
+fn check_provider_request(case: &Value, registered: &Registered) -> Result<(), String> {
+    let want_request = case.get("providerRequest");
+    let want_questions = case.get("providerQuestions");
+    if (want_request.is_none() && want_questions.is_none()) || !registered.observable() {
+        return Ok(());
+    }
+    let got = registered
+        .request()
+        .ok_or("the provider was never asked, so it saw no request")?;
+    if let Some(want) = want_request {
+        if want.get("key") != got.get("key") {
+            return Err(format!(
+                "the provider saw key {:?}, expected {:?}",
+                got.get("key"),
+                want.get("key")
+            ));
+        }
+        let want_expires = want.get("expiresAt").and_then(Value::as_bool);
+        let got_expires = got.get("expiresAt");
+        if let Some(want_expires) = want_expires {
+            if want_expires != got_expires.is_some() {
+                return Err(format!("the provider saw expiresAt {got_expires:?}"));
+            }
+        }
+        if let Some(at) = got_expires {
+            if !at.as_str().is_some_and(is_rfc3339_millis) {
+                return Err(format!("expiresAt is not RFC 3339 with milliseconds: {at}"));
+            }
+        }
+    }
+    if let Some(want) = want_questions {
+        if got.get("questions") != Some(want) {
+            return Err(format!(
+                "the provider saw questions {}\n      expected {want}",
+                got["questions"]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A fresh journal file for the case's context when the case expects journal lines.
+fn journal_for(setup: &Setup, case: &Value) -> Result<Option<PathBuf>, String> {
+    static FILES: AtomicUsize = AtomicUsize::new(0);
+    if case.get("journal").is_none() {
+        return Ok(None);
+    }
+    let path = std::env::temp_dir().join(format!(
+        "uq-ffi-vectors-{}-{}.jsonl",
+        std::process::id(),
+        FILES.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_file(&path);
+    let path_c = c(path.to_str().ok_or("a temporary path that is not UTF-8")?);
+    // SAFETY: a live context and a NUL-terminated path.
+    let code = unsafe { uq_context_set_journal(setup.ctx, path_c.as_ptr()) };
+    if code != uq_code::UQ_OK {
+        return Err(format!("uq_context_set_journal returned {code:?}"));
+    }
+    Ok(Some(path))
+}
+
+/// Normalises one journal line (the README: `at` → `"T"` after checking its form, the number
+/// after `"ms":` → 0 after checking it is whole).
+fn normalise_journal_line(line: &str) -> Result<String, String> {
+    let mut out = line.to_owned();
+    let at_start = out
+        .find(r#""at":""#)
+        .ok_or_else(|| format!("journal line without `at`: {line}"))?
+        + 6;
+    let at_end = at_start
+        + out[at_start..]
+            .find('"')
+            .ok_or_else(|| format!("unterminated `at`: {line}"))?;
+    if !is_rfc3339_millis(&out[at_start..at_end]) {
+        return Err(format!(
+            "`at` is not RFC 3339 UTC with milliseconds: {line}"
+        ));
+    }
+    out.replace_range(at_start..at_end, "T");
+    if let Some(ms) = out.find(r#","ms":"#) {
+        let start = ms + 6;
+        let len = out[start..].bytes().take_while(u8::is_ascii_digit).count();
+        if len == 0 {
+            return Err(format!("`ms` is not a whole number: {line}"));
+        }
+        out.replace_range(start..start + len, "0");
+    }
+    Ok(out)
+}
+
+/// The journal the case wrote against its `journal` lines; removes the file.
+fn check_journal(case: &Value, path: Option<&Path>) -> Result<(), String> {
+    let (Some(expected), Some(path)) = (case.get("journal"), path) else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(path);
+    let _ = std::fs::remove_file(path);
+    let text = text.map_err(|e| format!("cannot read the journal: {e}"))?;
+    let expected: Vec<&str> = expected
+        .as_array()
+        .ok_or("`journal` must be an array of lines")?
+        .iter()
+        .map(|l| l.as_str().ok_or("`journal` lines are strings"))
+        .collect::<Result<_, _>>()?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err("the journal's last line is not terminated".into());
+    }
+    let got = text
+        .lines()
+        .map(normalise_journal_line)
+        .collect::<Result<Vec<_>, _>>()?;
+    if got != expected {
+        return Err(format!(
+            "journal lines differ:\n      expected {expected:#?}\n      got {got:#?}"
+        ));
+    }
+    Ok(())
+}
+
+/// The name of `code`.
+fn name_of(code: uq_code) -> &'static str {
+    // SAFETY: every uq_code has a static name.
+    unsafe { CStr::from_ptr(uq_code_name(code as u32)) }
+        .to_str()
+        .unwrap()
+}
+
+/// An immediate failure (`code` and its `error_json`) against the case's expected error.
+fn check_immediate(
+    expect: &Value,
+    code: uq_code,
+    error_json: Option<String>,
+) -> Result<(), String> {
+    let json = error_json.ok_or(format!("{code:?} without an error JSON"))?;
+    check_outcome(expect, code, &json)
+        .map_err(|e| format!("failed at once (the callback never fires): {e}"))
+}
+
 fn request_text(case: &Value) -> Result<(String, Value), String> {
     if let Some(r) = case.get("request") {
         Ok((r.to_string(), r.clone()))
@@ -561,6 +751,7 @@ fn run_ask(case: &Value, mode: Mode, wait: bool) -> Result<bool, String> {
     let Some(registered) = register(&setup, case, mode, during, &request)? else {
         return Ok(false);
     };
+    let journal = journal_for(&setup, case)?;
     let abort = uq_abort_new();
     if abort_when == Some("before") {
         uq_abort_trigger(abort);
@@ -606,33 +797,31 @@ fn run_ask(case: &Value, mode: Mode, wait: bool) -> Result<bool, String> {
         check_outcome(expect, code, &json)
     } else {
         let done = Completion::new();
-        // SAFETY: live handles; `done` outlives the callback (checked below).
+        let mut error = std::ptr::null_mut();
+        // SAFETY: live handles; `done` outlives the callback (checked below); `error` is
+        // writable.
         let code = unsafe {
-            uq_ask(
+            uq_ask_with_error(
                 setup.ctx,
                 request_c.as_ptr(),
                 setup.caller,
                 abort_arg,
                 Completion::CALLBACK,
                 done.user_data(),
+                &mut error,
             )
         };
+        let error = (!error.is_null()).then(|| take(error));
+        if (code == uq_code::UQ_OK) == error.is_some() {
+            return Err(format!(
+                "uq_ask_with_error returned {code:?} with error {error:?}"
+            ));
+        }
         if code != uq_code::UQ_OK {
             if done.calls() != 0 {
                 return Err(format!("uq_ask returned {code:?} but the callback fired"));
             }
-            // uq_ask gives the code only; the message is checked by the uq_ask_wait run.
-            let want = expect
-                .get("error")
-                .and_then(|e| e.get("code"))
-                .and_then(Value::as_str);
-            // SAFETY: a static name.
-            let name = unsafe { CStr::from_ptr(uq_code_name(code as u32)) }
-                .to_str()
-                .unwrap();
-            if want != Some(name) {
-                return Err(format!("expected {expect}, uq_ask returned {code:?}"));
-            }
+            check_immediate(expect, code, error)?;
         } else {
             if during && registered.called() == Some(true) {
                 uq_abort_trigger(abort);
@@ -649,6 +838,8 @@ fn run_ask(case: &Value, mode: Mode, wait: bool) -> Result<bool, String> {
     };
     result?;
     check_called(case, &registered)?;
+    check_provider_request(case, &registered)?;
+    check_journal(case, journal.as_deref())?;
     uq_abort_free(abort);
     drop(setup); // uq_context_free: a C provider's release fires now
     if let Registered::C(state) = &registered {
@@ -663,6 +854,10 @@ fn run_ask(case: &Value, mode: Mode, wait: bool) -> Result<bool, String> {
 }
 
 fn run_tool(case: &Value, mode: Mode) -> Result<bool, String> {
+    if case.get("timeoutMs").is_some() || case.get("key").is_some() {
+        // The caller's options of the tool: uq_tool_execute takes none in this version.
+        return Ok(false);
+    }
     let setup = setup(case)?;
     let args = if let Some(a) = case.get("args") {
         a.to_string()
@@ -689,6 +884,7 @@ fn run_tool(case: &Value, mode: Mode) -> Result<bool, String> {
     let Some(registered) = register(&setup, case, mode, false, &request)? else {
         return Ok(false);
     };
+    let journal = journal_for(&setup, case)?;
     let done = Completion::new();
     let args_c = c(&args);
     // SAFETY: live handles; `done` outlives the callback.
@@ -727,6 +923,8 @@ fn run_tool(case: &Value, mode: Mode) -> Result<bool, String> {
         ));
     }
     check_called(case, &registered)?;
+    check_provider_request(case, &registered)?;
+    check_journal(case, journal.as_deref())?;
     Ok(true)
 }
 
@@ -736,7 +934,88 @@ unsafe extern "C" fn inbox_ask(user_data: *mut c_void, ticket: u64, _request: *c
     tickets.lock().unwrap().push(ticket);
 }
 
+/// What a subscriber saw, as the README spells events: `requested N`, `resolved N <outcome>`,
+/// `extended N`.
+fn event_line(event: &InboxEvent) -> String {
+    match event {
+        InboxEvent::Requested(q) => format!("requested {}", q.ticket),
+        InboxEvent::Resolved { ticket, outcome } => {
+            format!("resolved {ticket} {}", outcome.as_str())
+        }
+        InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),
+        _ => format!("{event:?}"),
+    }
+}
+
+/// `uq_pending`, parsed.
+fn pending(ctx: *mut uq_context) -> Result<Vec<Value>, String> {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: `out` is writable.
+    let code = unsafe { uq_pending(ctx, &mut out) };
+    if code != uq_code::UQ_OK {
+        return Err(format!("uq_pending returned {code:?}"));
+    }
+    match serde_json::from_str(&take(out)).map_err(|e| e.to_string())? {
+        Value::Array(items) => Ok(items),
+        other => Err(format!("uq_pending is not an array: {other}")),
+    }
+}
+
+/// The keys of a JSON object in the order of its text.
+struct KeysInOrder(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for KeysInOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = KeysInOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<KeysInOrder, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(KeysInOrder(keys))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// `uq_pending`, parsed, with each question's keys in serialization order.
+fn pending_with_keys(ctx: *mut uq_context) -> Result<Vec<(Value, Vec<String>)>, String> {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: `out` is writable.
+    let code = unsafe { uq_pending(ctx, &mut out) };
+    if code != uq_code::UQ_OK {
+        return Err(format!("uq_pending returned {code:?}"));
+    }
+    let text = take(out);
+    let values: Vec<Value> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let keys: Vec<KeysInOrder> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok(values
+        .into_iter()
+        .zip(keys.into_iter().map(|k| k.0))
+        .collect())
+}
+
+/// The pending question with `ticket`, if listed.
+fn pending_question(ctx: *mut uq_context, ticket: u64) -> Result<Option<Value>, String> {
+    Ok(pending(ctx)?
+        .into_iter()
+        .find(|q| q["ticket"] == json!(ticket)))
+}
+
 fn run_inbox(case: &Value) -> Result<(), String> {
+    // Declared first so it outlives the context (its callback may fire when the context is
+    // freed on an early return).
+    let done = Completion::new();
     let setup = setup(case)?;
     let tickets: Arc<Mutex<Vec<u64>>> = Arc::default();
     let callbacks = uq_provider {
@@ -757,8 +1036,11 @@ fn run_inbox(case: &Value) -> Result<(), String> {
     if code != uq_code::UQ_OK {
         return Err(format!("uq_register_provider returned {code:?}"));
     }
+    let inbox: QuestionInbox = inbox_of(setup.ctx).ok_or("inbox_of a live context")?;
+    let events: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = events.clone();
+    let subscription = inbox.subscribe(move |event| seen.lock().unwrap().push(event_line(event)));
     let (text, request) = request_text(case)?;
-    let done = Completion::new();
     // SAFETY: live handles; `done` outlives the callback.
     let asked = unsafe {
         uq_ask(
@@ -770,6 +1052,24 @@ fn run_inbox(case: &Value) -> Result<(), String> {
             done.user_data(),
         )
     };
+    if let Some(keys) = case.get("pendingKeys") {
+        let (question, got) = pending_with_keys(setup.ctx)?
+            .into_iter()
+            .find(|(q, _)| q["ticket"] == json!(1))
+            .ok_or("ticket 1 is not pending")?;
+        if &json!(got) != keys {
+            return Err(format!("pending keys {got:?}, expected {keys}"));
+        }
+        let asked_at = question
+            .get("askedAt")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !is_rfc3339_millis(asked_at) {
+            return Err(format!(
+                "askedAt {asked_at:?} is not RFC 3339 with milliseconds"
+            ));
+        }
+    }
     for (i, step) in case
         .get("submit")
         .and_then(Value::as_array)
@@ -778,7 +1078,14 @@ fn run_inbox(case: &Value) -> Result<(), String> {
         .enumerate()
     {
         let ticket = step.get("ticket").and_then(Value::as_u64).unwrap_or(1);
+        if step.get("settle").and_then(Value::as_bool) == Some(true) {
+            done.wait(CASE_DEADLINE)
+                .ok_or(format!("step {i}: the ask did not settle"))?;
+            continue;
+        }
         let mut reason = std::ptr::null_mut();
+        let mut expires_at = std::ptr::null_mut();
+        let mut before = None;
         let code = if let Some(a) = step.get("answer") {
             // SAFETY: NUL-terminated answer; `reason` is writable.
             unsafe { uq_answer(setup.ctx, ticket, c(&a.to_string()).as_ptr(), &mut reason) }
@@ -787,10 +1094,19 @@ fn run_inbox(case: &Value) -> Result<(), String> {
         } else if let Some(m) = step.get("fail").and_then(Value::as_str) {
             // SAFETY: NUL-terminated message.
             unsafe { uq_fail(setup.ctx, ticket, c(m).as_ptr()) }
+        } else if let Some(ms) = step.get("extend").and_then(Value::as_i64) {
+            before = pending_question(setup.ctx, ticket)?.and_then(|q| {
+                q.get("expiresAt")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            // SAFETY: `expires_at` is writable.
+            unsafe { uq_extend(setup.ctx, ticket, ms, &mut expires_at) }
         } else {
             return Err(format!("step {i}: unknown submission {step}"));
         };
         let reason = (!reason.is_null()).then(|| take(reason));
+        let expires_at = (!expires_at.is_null()).then(|| take(expires_at));
         if step.get("answer").is_some() && (code == uq_code::UQ_OK) == reason.is_some() {
             return Err(format!(
                 "step {i}: out_reason must be set exactly on failure"
@@ -800,32 +1116,57 @@ fn run_inbox(case: &Value) -> Result<(), String> {
             .get("expect")
             .and_then(Value::as_str)
             .ok_or("step needs expect")?;
-        // SAFETY: a static name.
-        let got = unsafe { CStr::from_ptr(uq_code_name(code as u32)) }
-            .to_str()
-            .unwrap();
+        let got = name_of(code);
         if got != want {
             return Err(format!(
                 "step {i} ({step}): expected {want}, got {got} {reason:?}"
             ));
         }
+        if step.get("extend").is_some() {
+            match step.get("expiresAt").and_then(Value::as_str) {
+                Some("none") if expires_at.is_some() => {
+                    return Err(format!("step {i}: uq_extend returned {expires_at:?}"));
+                }
+                Some("later") => {
+                    let now = expires_at
+                        .as_deref()
+                        .ok_or(format!("step {i}: uq_extend returned no expiresAt"))?;
+                    if !is_rfc3339_millis(now) || before.as_deref().is_none_or(|b| now <= b) {
+                        return Err(format!(
+                            "step {i}: expiresAt {now} is not later than {before:?}"
+                        ));
+                    }
+                    let listed = pending_question(setup.ctx, ticket)?
+                        .and_then(|q| q.get("expiresAt").cloned());
+                    if listed != Some(json!(now)) {
+                        return Err(format!("step {i}: uq_pending shows expiresAt {listed:?}"));
+                    }
+                }
+                _ if code != uq_code::UQ_OK && expires_at.is_some() => {
+                    return Err(format!("step {i}: a failed uq_extend wrote {expires_at:?}"));
+                }
+                _ => {}
+            }
+        }
     }
     let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    let check_events = |events: &Mutex<Vec<String>>| -> Result<(), String> {
+        let Some(want) = case.get("events") else {
+            return Ok(());
+        };
+        let got = events.lock().unwrap().clone();
+        if &json!(got) == want {
+            Ok(())
+        } else {
+            Err(format!("inbox events {got:?}, expected {want}"))
+        }
+    };
     if expect.get("pending").and_then(Value::as_bool) == Some(true) {
         if asked != uq_code::UQ_OK {
             return Err(format!("expected pending, uq_ask returned {asked:?}"));
         }
-        let mut out = std::ptr::null_mut();
-        // SAFETY: `out` is writable.
-        let code = unsafe { uq_pending(setup.ctx, &mut out) };
-        if code != uq_code::UQ_OK {
-            return Err(format!("uq_pending returned {code:?}"));
-        }
-        let pending: Value = serde_json::from_str(&take(out)).map_err(|e| e.to_string())?;
-        let first = pending
-            .as_array()
-            .and_then(|p| p.iter().find(|q| q["ticket"] == json!(1)))
-            .ok_or(format!("ticket 1 is not in uq_pending: {pending}"))?;
+        let first =
+            pending_question(setup.ctx, 1)?.ok_or("ticket 1 is not in uq_pending".to_owned())?;
         let questions = parse_request(&request).map_err(|e| e.to_string())?;
         if first["questions"] != serde_json::to_value(&questions).unwrap() {
             return Err("uq_pending lists other questions".into());
@@ -837,6 +1178,7 @@ fn run_inbox(case: &Value) -> Result<(), String> {
                 first.get("agentId")
             ));
         }
+        check_events(&events)?;
         drop(setup); // uq_context_free
         let (code, json) = done.now().ok_or("uq_context_free did not settle the ask")?;
         return check_outcome(
@@ -847,20 +1189,101 @@ fn run_inbox(case: &Value) -> Result<(), String> {
     }
     if asked != uq_code::UQ_OK {
         let want = expect.pointer("/error/code").and_then(Value::as_str);
-        // SAFETY: a static name.
-        let got = unsafe { CStr::from_ptr(uq_code_name(asked as u32)) }
-            .to_str()
-            .unwrap();
-        return if want == Some(got) {
-            Ok(())
-        } else {
-            Err(format!("expected {expect}, uq_ask returned {got}"))
-        };
+        let got = name_of(asked);
+        if want != Some(got) {
+            return Err(format!("expected {expect}, uq_ask returned {got}"));
+        }
+        return check_events(&events);
     }
     let (code, json) = done
         .now()
         .ok_or("the ask is still pending after the steps")?;
-    check_outcome(expect, code, &json)
+    check_outcome(expect, code, &json)?;
+    check_events(&events)?;
+    subscription.unsubscribe();
+    Ok(())
+}
+
+/// One review case (`review/*.json`) through `uq_review_plan_with_error`, in one provider mode.
+fn run_review(case: &Value, mode: Mode) -> Result<bool, String> {
+    let done = Completion::new();
+    let setup = setup(case)?;
+    let plan = case.get("plan").ok_or("a review case needs `plan`")?;
+    let question = case.get("question").and_then(Value::as_str);
+    // What the provider is asked: the plan-review question (when the plan is a string).
+    let request = json!({"questions": [plan_question(plan.as_str().unwrap_or(""), question)]});
+    let abort_when = case.get("abort").and_then(Value::as_str);
+    let during = abort_when == Some("during");
+    let Some(registered) = register(&setup, case, mode, during, &request)? else {
+        return Ok(false);
+    };
+    let journal = journal_for(&setup, case)?;
+    let mut review = json!({"plan": plan});
+    if let Some(q) = case.get("question") {
+        review["question"] = q.clone();
+    }
+    if let Some(t) = case.get("timeoutMs") {
+        review["timeoutMs"] = t.clone();
+    }
+    let abort = uq_abort_new();
+    if abort_when == Some("before") {
+        uq_abort_trigger(abort);
+    }
+    let abort_arg = if abort_when.is_some() {
+        abort
+    } else {
+        std::ptr::null_mut()
+    };
+    let expect = case.get("expect").ok_or("a case needs `expect`")?;
+    let mut error = std::ptr::null_mut();
+    // SAFETY: live handles; `done` outlives the callback; `error` is writable.
+    let code = unsafe {
+        uq_review_plan_with_error(
+            setup.ctx,
+            c(&review.to_string()).as_ptr(),
+            setup.caller,
+            abort_arg,
+            Completion::CALLBACK,
+            done.user_data(),
+            &mut error,
+        )
+    };
+    let error = (!error.is_null()).then(|| take(error));
+    let result = if code != uq_code::UQ_OK {
+        if done.calls() != 0 {
+            return Err(format!(
+                "uq_review_plan returned {code:?} but the callback fired"
+            ));
+        }
+        check_immediate(expect, code, error)
+    } else {
+        if during && registered.called() == Some(true) {
+            uq_abort_trigger(abort);
+        }
+        let (code, json) = done
+            .wait(CASE_DEADLINE)
+            .ok_or("the uq_review_plan callback never fired")?;
+        if done.calls() != 1 {
+            return Err(format!("the callback fired {} times", done.calls()));
+        }
+        match expect.get("review") {
+            Some(want) => {
+                let got: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+                if code == uq_code::UQ_OK && &got == want {
+                    Ok(())
+                } else {
+                    Err(format!("expected review {want}, got {code:?} {json}"))
+                }
+            }
+            None => check_outcome(expect, code, &json),
+        }
+    };
+    result?;
+    check_called(case, &registered)?;
+    check_provider_request(case, &registered)?;
+    check_journal(case, journal.as_deref())?;
+    uq_abort_free(abort);
+    Ok(true)
 }
 
 fn run_case(case: &Case) -> Result<String, String> {
@@ -896,6 +1319,17 @@ fn run_case(case: &Case) -> Result<String, String> {
                         Ok(modes.join("+"))
                     }
                     Kind::Inbox => run_inbox(&value).map(|()| "C".to_owned()),
+                    Kind::Review => {
+                        let mut modes = Vec::new();
+                        for mode in [Mode::C, Mode::Rust] {
+                            if run_review(&value, mode)
+                                .map_err(|e| format!("{mode:?} provider: {e}"))?
+                            {
+                                modes.push(format!("{mode:?}"));
+                            }
+                        }
+                        Ok(modes.join("+"))
+                    }
                 }
             })();
             let _ = tx.send(result);
