@@ -127,12 +127,14 @@ function renderQuestion(p, q, qi) {
     const [text, recommended] = splitRecommended(option.label);
     const approve = plan && option.label === q.intent.approve;
     const id = `${base}-o${i}`;
-    const input = el('input', { type, name, id, 'data-label-index': i });
+    const described = option.description !== undefined ? `${id}-d` : undefined;
+    const input = el('input', { type, name, id, 'data-label-index': i, 'aria-describedby': described });
     const label = el('label', { for: id, class: 'option-label' }, el('span', { class: 'label', text }));
     if (recommended) label.append(' ', el('span', { class: 'badge recommended', text: 'Recommended' }));
     if (approve) label.append(' ', el('span', { class: 'badge approve', text: 'Approves the plan' }));
-    if (option.description !== undefined) label.append(el('span', { class: 'description', text: option.description }));
-    list.append(el('div', { class: `option${approve ? ' approve-option' : ''}` }, input, label));
+    const body = el('div', { class: 'option-body' }, label);
+    if (described) body.append(el('span', { class: 'description', id: described, text: option.description }));
+    list.append(el('div', { class: `option${approve ? ' approve-option' : ''}` }, input, body));
   }
 
   const otherId = `${base}-other`;
@@ -156,7 +158,7 @@ function renderQuestion(p, q, qi) {
         'div',
         { class: 'option other' },
         otherInput,
-        el('label', { for: otherId, class: 'option-label' }, el('span', { class: 'label', text: 'Other' })),
+        el('div', { class: 'option-body' }, el('label', { for: otherId, class: 'option-label' }, el('span', { class: 'label', text: 'Other' }))),
         otherText,
       ),
     );
@@ -166,8 +168,13 @@ function renderQuestion(p, q, qi) {
         el(
           'div',
           { class: 'option skip' },
-          el('input', { type, name, id: skipId, 'data-skip': '' }),
-          el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' }), el('span', { class: 'description', text: 'Leave this question unanswered.' })),
+          el('input', { type, name, id: skipId, 'data-skip': '', 'aria-describedby': `${skipId}-d` }),
+          el(
+            'div',
+            { class: 'option-body' },
+            el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' })),
+            el('span', { class: 'description', id: `${skipId}-d`, text: 'Leave this question unanswered.' }),
+          ),
         ),
       );
     } else {
@@ -213,7 +220,7 @@ function render(p) {
   form.append(error, el('div', { class: 'actions' }, submit, dismiss));
 
   const section = el('section', { class: 'batch', 'aria-labelledby': titleId, 'data-ticket': p.ticket }, head, form);
-  const b = { p, section, form, error, heading, countdown, deadline, busy: false, resolvedOutcome: null };
+  const b = { p, section, form, error, heading, countdown, deadline, busy: false, hadFocus: false, resolvedOutcome: null };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     submitBatch(b);
@@ -285,6 +292,8 @@ function errorText(result) {
 }
 
 async function settleBatch(b, path, body, done) {
+  // Disabling the focused button drops the focus: remember where it was.
+  b.hadFocus = b.section.contains(document.activeElement);
   setBusy(b, true);
   b.error.textContent = '';
   let result;
@@ -379,7 +388,7 @@ function addBatch(p) {
 function removeBatch(ticket, text, kind) {
   const b = batches.get(ticket);
   if (!b) return;
-  const hadFocus = b.section.contains(document.activeElement);
+  const hadFocus = b.section.contains(document.activeElement) || (b.hadFocus && document.activeElement === document.body);
   const next = b.section.nextElementSibling || b.section.previousElementSibling;
   b.section.remove();
   batches.delete(ticket);

@@ -1,0 +1,426 @@
+// The question page in a real browser: every kind of question, keyboard only, hostile text,
+// several tabs, questions leaving on their own, deadlines, a phone-sized screen.
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { Server, batch, launch, open, openPage, shot } from './harness.js';
+
+const PLAN = `# Migrate the build to Cargo workspaces
+
+1. Move each crate under crates/.
+2. Share dependency versions in [workspace.dependencies].
+3. Run the whole test suite; fix what breaks.
+
+A line that is long enough to wrap on a phone screen without any horizontal scrolling at all, really.`;
+
+function planReview(plan = PLAN) {
+  return {
+    id: 'plan',
+    header: 'Plan',
+    question: 'Approve this plan?',
+    detail: plan,
+    options: [
+      { label: 'Approve', description: 'Start carrying out the plan.' },
+      { label: 'Revise', description: 'Keep planning, with my feedback.' },
+      { label: 'Reject', description: 'Drop this plan.' },
+    ],
+    intent: { kind: 'plan-review', approve: 'Approve' },
+  };
+}
+
+const PKG = {
+  id: 'pkg',
+  header: 'Package',
+  question: 'Which package manager should the project use?',
+  detail: 'The lock file will be committed.',
+  options: [
+    { label: 'pnpm (Recommended)', description: 'Fast, strict, saves disk space.' },
+    { label: 'npm', description: 'Ships with Node.' },
+    { label: 'yarn' },
+  ],
+};
+
+const FEATURES = {
+  id: 'features',
+  header: 'Features',
+  question: 'Which features should be enabled?',
+  multiSelect: true,
+  options: [
+    { label: 'Logging', description: 'Structured logs to stderr.' },
+    { label: 'Metrics' },
+    { label: 'Tracing', description: 'OpenTelemetry spans.' },
+  ],
+};
+
+const NAME = { id: 'name', question: 'What should the service be called?' };
+
+let browser;
+let server;
+let n = 0;
+/** A fresh ask name. */
+const fresh = (prefix) => `${prefix}-${++n}`;
+
+before(async () => {
+  browser = await launch();
+  server = await Server.start();
+});
+
+afterEach(async () => {
+  await server.cancelAll();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Waits for a batch to appear and returns its ticket. */
+async function ticketOf(page, text) {
+  const section = page.locator('section.batch', { hasText: text }).last();
+  await section.waitFor();
+  return Number(await section.getAttribute('data-ticket'));
+}
+
+function noProblems(page) {
+  assert.deepEqual(page.problems, [], 'no script errors');
+}
+
+describe('the question page', () => {
+  it('answers a single-select question and shows its parts as the terminal does', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('single');
+    server.ask(name, { questions: [PKG] });
+    const ticket = await ticketOf(page, PKG.question);
+    const b = batch(page, ticket);
+    assert.equal(await page.title(), '(1) user-questions');
+    assert.equal(await b.locator('.tag').textContent(), 'Package');
+    assert.equal(await b.locator('.question-text').textContent(), PKG.question);
+    assert.equal(await b.locator('.detail').textContent(), PKG.detail);
+    assert.equal(await b.locator('input[type=radio]').count(), 5, 'three options, Other, Skip');
+    const first = b.locator('.option').first();
+    assert.equal(await first.locator('.label').textContent(), 'pnpm');
+    assert.equal(await first.locator('.badge.recommended').textContent(), 'Recommended');
+    assert.equal(await first.locator('.description').textContent(), 'Fast, strict, saves disk space.');
+    // Every control has a label.
+    assert.equal(await b.getByLabel('npm', { exact: true }).count(), 1);
+    assert.equal(await b.getByLabel('Other', { exact: true }).count(), 1);
+    assert.equal(await b.getByLabel(`Other answer for: ${PKG.question}`).count(), 1);
+    assert.equal(await b.getByLabel('Skip', { exact: true }).count(), 1);
+    await shot(page, 'single-select');
+
+    await b.getByLabel('pnpm Recommended', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    const result = await server.result(name);
+    assert.deepEqual(result.answer, { answers: [{ id: 'pkg', selected: ['pnpm (Recommended)'] }] });
+    await b.waitFor({ state: 'detached' });
+    assert.equal(await page.title(), 'user-questions');
+    assert.match(await page.locator('.notice').first().textContent(), /Answer sent: Package: Which package manager/);
+    assert.equal(await page.locator('#empty').isVisible(), true);
+    await shot(page, 'answered');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('answers a multi-select question with Other', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('multi');
+    server.ask(name, { questions: [FEATURES] });
+    const b = batch(page, await ticketOf(page, FEATURES.question));
+    assert.equal(await b.locator('input[type=checkbox]').count(), 4, 'three options and Other');
+    assert.equal(await b.locator('input[type=radio]').count(), 0);
+    await b.getByLabel('Logging', { exact: true }).check();
+    await b.getByLabel('Tracing', { exact: true }).check();
+    await b.getByLabel(`Other answer for: ${FEATURES.question}`).fill('  Profiling  ');
+    assert.equal(await b.getByLabel('Other', { exact: true }).isChecked(), true, 'typing chooses Other');
+    await shot(page, 'multi-select');
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    const result = await server.result(name);
+    assert.deepEqual(result.answer, {
+      answers: [{ id: 'features', selected: ['Logging', 'Tracing'], custom: 'Profiling' }],
+    });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('shows a plan review with the plan in a box and the approve option marked', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('plan');
+    server.ask(name, { questions: [planReview()] });
+    const b = batch(page, await ticketOf(page, 'Approve this plan?'));
+    assert.equal(await b.locator('pre.plan').textContent(), PLAN);
+    assert.equal(await b.locator('.detail').count(), 0, 'the plan is not shown as plain detail');
+    const options = await b.locator('.option .label').allTextContents();
+    assert.deepEqual(options, ['Approve', 'Revise', 'Reject', 'Other', 'Skip']);
+    const approve = b.locator('.option.approve-option');
+    assert.equal(await approve.count(), 1);
+    assert.equal(await approve.locator('.label').textContent(), 'Approve');
+    assert.equal(await approve.locator('.badge.approve').textContent(), 'Approves the plan');
+    await shot(page, 'plan-review');
+    // Feedback as free text revises (§17).
+    await b.getByLabel('Feedback or another answer for: Approve this plan?').fill('Keep crates/ flat.');
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    const result = await server.result(name);
+    assert.deepEqual(result.answer, { answers: [{ id: 'plan', selected: [], custom: 'Keep crates/ flat.' }] });
+
+    const approveName = fresh('plan');
+    server.ask(approveName, { questions: [planReview()] });
+    const again = batch(page, await ticketOf(page, 'Approve this plan?'));
+    await again.getByLabel('Approve Approves the plan', { exact: true }).check();
+    await again.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(approveName)).answer, { answers: [{ id: 'plan', selected: ['Approve'] }] });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('skips questions, and asks for a choice before submitting', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('skip');
+    server.ask(name, { questions: [PKG, FEATURES, NAME] });
+    const b = batch(page, await ticketOf(page, PKG.question));
+    // Nothing chosen for a single-select question: the page says so and sends nothing.
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.match(await b.locator('.error').textContent(), /Choose an answer for “Which package manager/);
+    assert.equal(server.settled(name), false);
+    await b.getByLabel('Skip', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    const result = await server.result(name);
+    assert.deepEqual(result.answer, {
+      answers: [
+        { id: 'pkg', selected: [] },
+        { id: 'features', selected: [] },
+        { id: 'name', selected: [] },
+      ],
+    });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('answers a batch of three with one submit', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('three');
+    server.ask(name, { questions: [PKG, FEATURES, NAME] });
+    const b = batch(page, await ticketOf(page, PKG.question));
+    assert.equal(await b.locator('fieldset.question').count(), 3);
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, textarea, button')]
+        .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+        .map((e) => e.outerHTML),
+    );
+    assert.deepEqual(unlabelled, [], 'every control is labelled');
+    assert.equal(await b.getByRole('button', { name: 'Submit answers' }).count(), 1);
+    await b.getByLabel('npm', { exact: true }).check();
+    await b.getByLabel('Metrics', { exact: true }).check();
+    await b.getByLabel('Your answer (leave empty to skip)').fill('ledger');
+    await shot(page, 'batch-of-three');
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.deepEqual((await server.result(name)).answer, {
+      answers: [
+        { id: 'pkg', selected: ['npm'] },
+        { id: 'features', selected: ['Metrics'] },
+        { id: 'name', selected: [], custom: 'ledger' },
+      ],
+    });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('works with the keyboard alone', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('keys');
+    server.ask(name, { questions: [PKG, FEATURES] });
+    const b = batch(page, await ticketOf(page, PKG.question));
+    const active = () => page.evaluate(() => {
+      const e = document.activeElement;
+      return e ? `${e.tagName.toLowerCase()}${e.type ? `:${e.type}` : ''}${e.labels && e.labels[0] ? `:${e.labels[0].textContent}` : ''}${e.tagName === 'BUTTON' ? `:${e.textContent}` : ''}` : '';
+    });
+    await page.keyboard.press('Tab');
+    assert.match(await active(), /^input:radio:pnpm Recommended/);
+    await page.keyboard.press('ArrowDown');
+    assert.match(await active(), /^input:radio:npm/);
+    assert.equal(await b.getByLabel('npm', { exact: true }).isChecked(), true, 'arrows choose in a radio group');
+    await page.keyboard.press('Tab'); // the Other text
+    assert.equal(await active(), 'input:text');
+    await page.keyboard.press('Tab'); // Logging
+    assert.match(await active(), /^input:checkbox:Logging/);
+    await page.keyboard.press('Space');
+    await page.keyboard.press('Tab'); // Metrics
+    await page.keyboard.press('Tab'); // Tracing
+    await page.keyboard.press('Space');
+    await page.keyboard.press('Tab'); // Other checkbox
+    await page.keyboard.press('Tab'); // Other text
+    await page.keyboard.type('Audit log');
+    await page.keyboard.press('Tab');
+    assert.equal(await active(), 'button:submit:Submit answers');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await server.result(name)).answer, {
+      answers: [
+        { id: 'pkg', selected: ['npm'] },
+        { id: 'features', selected: ['Logging', 'Tracing'], custom: 'Audit log' },
+      ],
+    });
+    // The focus does not get lost when the batch leaves.
+    await b.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'title');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('shows hostile text as text', async () => {
+    const { context, page } = await open(browser, server);
+    const x = (field) => `<img src=x onerror="window.__xss='${field}'"><script>window.__xss='${field}'</script><b>${field}</b>`;
+    const hostile = {
+      id: 'x',
+      header: x('header'),
+      question: x('question'),
+      detail: x('detail'),
+      options: [
+        { label: x('label'), description: x('description') },
+        { label: `${x('recommended')} (Recommended)` },
+      ],
+    };
+    const plan = { ...planReview(x('plan')), id: 'p' };
+    const free = { id: 'f', question: x('free') };
+    const name = fresh('xss');
+    server.ask(name, { questions: [hostile, plan, free], agentId: x('agent') });
+    const b = batch(page, await ticketOf(page, 'window.__xss'));
+    await page.waitForTimeout(200);
+    assert.equal(await page.evaluate(() => window.__xss), undefined, 'no injected script ran');
+    assert.equal(await page.locator('img').count(), 0, 'no element was injected');
+    assert.equal(await page.locator('script').count(), 1, 'only the page module');
+    assert.equal(await page.locator('main b').count(), 0);
+    assert.equal(await b.locator('.tag').first().textContent(), x('header'));
+    assert.equal(await b.locator('.question-text').first().textContent(), x('question'));
+    assert.equal(await b.locator('.detail').textContent(), x('detail'));
+    assert.equal(await b.locator('pre.plan').textContent(), x('plan'));
+    assert.equal(await b.locator('.option .label').first().textContent(), x('label'));
+    assert.equal(await b.locator('.option .description').first().textContent(), x('description'));
+    assert.match(await b.locator('.meta').textContent(), /Asked by <img src=x/);
+    await shot(page, 'hostile-text');
+    await b.locator('fieldset.question').first().locator('input[type=radio]').first().check();
+    await b.locator('fieldset.question').nth(1).getByLabel('Skip', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    const result = await server.result(name);
+    assert.deepEqual(result.answer.answers[0], { id: 'x', selected: [x('label')] });
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    noProblems(page);
+    await context.close();
+  });
+
+  it('removes a question answered in another tab, with a notice', async () => {
+    const { context, page: one } = await open(browser, server);
+    const two = await openPage(context, server);
+    const name = fresh('tabs');
+    server.ask(name, { questions: [PKG] });
+    const ticket = await ticketOf(one, PKG.question);
+    await ticketOf(two, PKG.question);
+    assert.equal(await two.title(), '(1) user-questions');
+    await batch(one, ticket).getByLabel('yarn', { exact: true }).check();
+    await batch(one, ticket).getByRole('button', { name: 'Submit answer' }).click();
+    await batch(two, ticket).waitFor({ state: 'detached' });
+    assert.match(await two.locator('.notice').first().textContent(), /Answered elsewhere: Package: Which package manager/);
+    assert.equal(await two.title(), 'user-questions');
+    await shot(two, 'answered-elsewhere');
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['yarn'] }] });
+    noProblems(one);
+    noProblems(two);
+    await context.close();
+  });
+
+  it('removes withdrawn, expired and dismissed questions with a notice', async () => {
+    const { context, page } = await open(browser, server);
+    const withdrawn = fresh('withdrawn');
+    server.ask(withdrawn, { questions: [{ ...NAME, header: 'Withdrawn' }] });
+    const w = await ticketOf(page, 'Withdrawn');
+    server.withdraw(withdrawn);
+    await batch(page, w).waitFor({ state: 'detached' });
+    assert.match(await page.locator('.notice').first().textContent(), /Withdrawn by the asker: Withdrawn: What should/);
+    assert.equal((await server.result(withdrawn)).error.code, 'ASK_ABORTED');
+
+    const expiring = fresh('expiring');
+    server.ask(expiring, { questions: [{ ...NAME, header: 'Expiring' }], timeoutMs: 1500 });
+    const e = await ticketOf(page, 'Expiring');
+    assert.match(await batch(page, e).locator('.countdown').textContent(), /^Expires in 0:0[12]$/);
+    await batch(page, e).waitFor({ state: 'detached', timeout: 10000 });
+    assert.match(await page.locator('.notice').first().textContent(), /Expired without an answer: Expiring: What should/);
+    const timedOut = await server.result(expiring);
+    assert.equal(timedOut.error.code, 'ASK_TIMED_OUT');
+    assert.equal(timedOut.error.message, 'the user did not answer ask_user_question within 1500 ms');
+
+    const dismissed = fresh('dismissed');
+    server.ask(dismissed, { questions: [{ ...NAME, header: 'Dismiss me' }] });
+    const d = await ticketOf(page, 'Dismiss me');
+    await batch(page, d).getByRole('button', { name: `Dismiss question ${d} without answering` }).click();
+    await batch(page, d).waitFor({ state: 'detached' });
+    assert.equal((await server.result(dismissed)).error.code, 'ASK_CANCELLED');
+    assert.equal(await page.locator('.notice').count(), 3);
+    await shot(page, 'notices');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('moves a deadline with "More time"', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('more');
+    server.ask(name, { questions: [{ ...PKG, header: 'Deadline' }], timeoutMs: 60000 });
+    const ticket = await ticketOf(page, 'Deadline');
+    const b = batch(page, ticket);
+    const countdown = b.locator('.countdown');
+    assert.match(await countdown.textContent(), /^Expires in (0:59|1:00)$/);
+    const expiresAt = async () =>
+      page.evaluate(async (t) => (await (await fetch('/api/v1/questions')).json()).pending.find((p) => p.ticket === t).expiresAt, ticket);
+    const before = await expiresAt();
+    await shot(page, 'deadline');
+    await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
+    await page.waitForFunction(
+      (t) => /^Expires in (4:59|5:00)$/.test(document.querySelector(`section[data-ticket="${t}"] .countdown`).textContent),
+      ticket,
+    );
+    const later = await expiresAt();
+    assert.ok(Date.parse(later) - Date.parse(before) > 200000, `${before} → ${later}`);
+    assert.equal(await countdown.getAttribute('datetime'), later);
+    // Another tab learns of it from the stream.
+    const other = await openPage(context, server);
+    assert.match(await batch(other, ticket).locator('.countdown').textContent(), /^Expires in (4:5\d|5:00)$/);
+    await b.getByLabel('npm', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['npm'] }] });
+    noProblems(page);
+    noProblems(other);
+    await context.close();
+  });
+
+  it('fits a 390×844 phone screen without horizontal scrolling, light and dark', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const { context, page } = await open(browser, server, {
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 2,
+        isMobile: true,
+        hasTouch: true,
+        colorScheme,
+      });
+      const name = fresh('phone');
+      const long = { ...PKG, id: 'long', header: 'A-very-long-unbroken-header-that-could-overflow', options: [{ label: 'x'.repeat(120) }, { label: 'npm' }] };
+      server.ask(name, { questions: [planReview(`${PLAN}\n${'y'.repeat(300)}`), long], timeoutMs: 600000 });
+      const b = batch(page, await ticketOf(page, 'Approve this plan?'));
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth, document.body.scrollWidth]);
+      assert.ok(widths[0] <= 390 && widths[2] <= 390, `no horizontal scroll (${widths}) in ${colorScheme}`);
+      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      if (colorScheme === 'dark') assert.equal(background, 'rgb(13, 17, 23)');
+      else assert.equal(background, 'rgb(246, 247, 249)');
+      await shot(page, `phone-${colorScheme}`);
+      await b.getByRole('button', { name: `Dismiss question ${await b.getAttribute('data-ticket')} without answering` }).click();
+      assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+      noProblems(page);
+      await context.close();
+    }
+  });
+
+  it('asks for the token when opened without it', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const response = await page.goto(`${server.base}/`);
+    assert.equal(response.status(), 401);
+    assert.equal(response.headers()['content-security-policy'], "default-src 'self'");
+    await context.close();
+  });
+});
