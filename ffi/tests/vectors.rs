@@ -607,24 +607,24 @@ fn check_provider_request(case: &Value, registered: &Registered) -> Result<(), S
         }
         let want_expires = want.get("expiresAt").and_then(Value::as_bool);
         let got_expires = got.get("expiresAt");
-        if let Some(want_expires) = want_expires {
-            if want_expires != got_expires.is_some() {
-                return Err(format!("the provider saw expiresAt {got_expires:?}"));
-            }
+        if let Some(want_expires) = want_expires
+            && want_expires != got_expires.is_some()
+        {
+            return Err(format!("the provider saw expiresAt {got_expires:?}"));
         }
-        if let Some(at) = got_expires {
-            if !at.as_str().is_some_and(is_rfc3339_millis) {
-                return Err(format!("expiresAt is not RFC 3339 with milliseconds: {at}"));
-            }
+        if let Some(at) = got_expires
+            && !at.as_str().is_some_and(is_rfc3339_millis)
+        {
+            return Err(format!("expiresAt is not RFC 3339 with milliseconds: {at}"));
         }
     }
-    if let Some(want) = want_questions {
-        if got.get("questions") != Some(want) {
-            return Err(format!(
-                "the provider saw questions {}\n      expected {want}",
-                got["questions"]
-            ));
-        }
+    if let Some(want) = want_questions
+        && got.get("questions") != Some(want)
+    {
+        return Err(format!(
+            "the provider saw questions {}\n      expected {want}",
+            got["questions"]
+        ));
     }
     Ok(())
 }
