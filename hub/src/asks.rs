@@ -1,0 +1,496 @@
+//! The hub's asks: the store is the truth, and this is the live view a hub keeps of it (the
+//! pending asks with their deadlines, leases and long polls, and the event stream). Every
+//! change goes to the store first; the view, the events and the waiting pollers follow once
+//! the store has committed it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::watch;
+use user_questions::{
+    AskUserQuestionItem, AskUserQuestionRequest, ErrorCode, UserQuestionError, validate,
+};
+
+use crate::events::Events;
+use crate::now_ms;
+use crate::store::{AskRecord, Created, NewAsk, Settled, Settlement, Status, Store, StoreError};
+
+/// The longest long poll.
+pub const MAX_WAIT_MS: u64 = 60_000;
+
+type Result<T> = std::result::Result<T, UserQuestionError>;
+
+fn store_error(e: StoreError) -> UserQuestionError {
+    UserQuestionError::new(ErrorCode::Internal, format!("the hub's store failed: {e}"))
+}
+
+fn rfc3339(ms: i64) -> String {
+    user_questions::time::rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+}
+
+/// P of §19.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Pending<'a> {
+    ticket: u64,
+    questions: &'a [AskUserQuestionItem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    asked_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+}
+
+/// A pending ask as this hub holds it.
+struct Live {
+    questions: Arc<[AskUserQuestionItem]>,
+    agent_id: Option<String>,
+    key: Option<String>,
+    asked_at: i64,
+    expires_at: Option<i64>,
+    /// Long polls in progress.
+    polls: u32,
+    /// When the last long poll ended (or the ask arrived, or this hub started).
+    last_poll: Instant,
+    /// The status body, once settled.
+    done: Arc<watch::Sender<Option<Arc<str>>>>,
+}
+
+impl Live {
+    fn p(&self, ticket: u64) -> String {
+        serde_json::to_string(&Pending {
+            ticket,
+            questions: &self.questions,
+            agent_id: self.agent_id.as_deref(),
+            asked_at: rfc3339(self.asked_at),
+            expires_at: self.expires_at.map(rfc3339),
+            key: self.key.as_deref(),
+        })
+        .unwrap_or_default()
+    }
+
+    fn from_record(record: &AskRecord, questions: Vec<AskUserQuestionItem>) -> Live {
+        Live {
+            questions: questions.into(),
+            agent_id: record.agent_id.clone(),
+            key: record.key.clone(),
+            asked_at: record.asked_at,
+            expires_at: record.expires_at,
+            polls: 0,
+            last_poll: Instant::now(),
+            done: Arc::new(watch::channel(None).0),
+        }
+    }
+}
+
+/// The body of `GET /api/v1/asks/{ticket}` for a settled ask.
+fn settled_body(status: Status, answer: Option<&str>, message: Option<&str>) -> String {
+    match status {
+        Status::Answered => format!(
+            r#"{{"status":"answered","answer":{}}}"#,
+            answer.unwrap_or("null")
+        ),
+        Status::Failed => format!(
+            r#"{{"status":"failed","message":{}}}"#,
+            Value::String(message.unwrap_or_default().to_owned())
+        ),
+        other => format!(r#"{{"status":"{}"}}"#, other.as_str()),
+    }
+}
+
+/// The body for a pending ask: `{"status":"pending"}`, with `expiresAt` when it has a
+/// deadline (a remote asker moves its own deadline along when a person extends it).
+fn pending_body(expires_at: Option<i64>) -> String {
+    match expires_at {
+        Some(ms) => format!(r#"{{"status":"pending","expiresAt":"{}"}}"#, rfc3339(ms)),
+        None => r#"{"status":"pending"}"#.to_owned(),
+    }
+}
+
+/// The event outcome of a status (§7): a withdrawal is `aborted`.
+fn outcome(status: Status) -> &'static str {
+    match status {
+        Status::Withdrawn => "aborted",
+        other => other.as_str(),
+    }
+}
+
+/// How a settlement is asked for.
+pub(crate) enum Settle {
+    Answer(Vec<u8>),
+    Cancel,
+    Withdraw,
+    TimeOut,
+}
+
+/// The result of `POST /api/v1/asks`.
+pub(crate) struct Posted {
+    pub ticket: u64,
+    pub new: bool,
+}
+
+pub(crate) struct Config {
+    pub lease: Duration,
+    pub retain: Duration,
+    pub on_question: Option<String>,
+}
+
+pub(crate) struct Asks {
+    store: Arc<dyn Store>,
+    pub events: Events,
+    live: Mutex<BTreeMap<u64, Live>>,
+    last_ticket: AtomicU64,
+    config: Config,
+    stopping: watch::Sender<bool>,
+}
+
+impl Asks {
+    /// The live view of `store`: its pending asks, their leases starting now.
+    pub(crate) async fn load(
+        store: Arc<dyn Store>,
+        config: Config,
+    ) -> std::result::Result<Asks, StoreError> {
+        let pending = store.pending().await?;
+        let last_ticket = store.last_ticket().await?;
+        let mut live = BTreeMap::new();
+        let epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let events = Events::starting_after(epoch.saturating_mul(1000));
+        for record in pending {
+            let questions: Vec<AskUserQuestionItem> = serde_json::from_str(&record.questions)
+                .map_err(|e| {
+                    StoreError(format!(
+                        "ask {} has unreadable questions: {e}",
+                        record.ticket
+                    ))
+                })?;
+            let entry = Live::from_record(&record, questions);
+            events.requested(record.ticket, entry.p(record.ticket).into());
+            live.insert(record.ticket, entry);
+        }
+        Ok(Asks {
+            store,
+            events,
+            live: Mutex::new(live),
+            last_ticket: AtomicU64::new(last_ticket),
+            config,
+            stopping: watch::channel(false).0,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Live>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many asks are pending here.
+    pub(crate) fn pending_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn not_live(&self, ticket: u64) -> UserQuestionError {
+        if ticket >= 1 && ticket <= self.last_ticket.load(Ordering::SeqCst) {
+            UserQuestionError::new(
+                ErrorCode::AlreadyResolved,
+                format!("question {ticket} is already resolved"),
+            )
+        } else {
+            UserQuestionError::new(
+                ErrorCode::NotPending,
+                format!("question {ticket} is not pending"),
+            )
+        }
+    }
+
+    /// Ends every long poll and event stream (the hub is stopping).
+    pub(crate) fn stop(&self) {
+        let _ = self.stopping.send(true);
+        self.events.close();
+    }
+
+    /// `{"pending":[P…]}`.
+    pub(crate) fn pending_body(&self) -> String {
+        let live = self.lock();
+        let mut body = String::from(r#"{"pending":["#);
+        for (i, (ticket, entry)) in live.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(&entry.p(*ticket));
+        }
+        body.push_str("]}");
+        body
+    }
+
+    /// `POST /api/v1/asks`.
+    pub(crate) async fn post(&self, body: &[u8]) -> Result<Posted> {
+        let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
+        user_questions::limits::check_json_size(text, "request")?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
+        })?;
+        let request = AskUserQuestionRequest::from_value(&value)?;
+        let agent_id = match value.get("agentId") {
+            None => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(_) => {
+                return Err(UserQuestionError::invalid_request(
+                    "agentId must be a string",
+                ));
+            }
+        };
+        let timeout_ms = request
+            .timeout
+            .map(|t| t.as_millis() as u64)
+            .filter(|&ms| ms > 0);
+        if let Err(error) = validate::check_request(&request.questions) {
+            // A known key resumes its ask whatever the questions are.
+            if let Some(key) = &request.key
+                && let Some(record) = self.store.by_key(key).await.map_err(store_error)?
+            {
+                return Ok(Posted {
+                    ticket: record.ticket,
+                    new: false,
+                });
+            }
+            return Err(error);
+        }
+        let questions = serde_json::to_string(&request.questions)
+            .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))?;
+        let created = self
+            .store
+            .create(NewAsk {
+                questions,
+                agent_id,
+                key: request.key.clone(),
+                asked_at: now_ms(),
+                timeout_ms,
+            })
+            .await
+            .map_err(store_error)?;
+        let record = match created {
+            Created::Existing(record) => {
+                return Ok(Posted {
+                    ticket: record.ticket,
+                    new: false,
+                });
+            }
+            Created::New(record) => record,
+        };
+        let ticket = record.ticket;
+        let entry = Live::from_record(&record, request.questions);
+        let p = entry.p(ticket);
+        {
+            let mut live = self.lock();
+            self.last_ticket.fetch_max(ticket, Ordering::SeqCst);
+            self.events.requested(ticket, p.clone().into());
+            live.insert(ticket, entry);
+        }
+        if let Some(command) = &self.config.on_question {
+            crate::notify::spawn(command.clone(), ticket, p);
+        }
+        Ok(Posted { ticket, new: true })
+    }
+
+    /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status body, after waiting up to `wait` for
+    /// a pending ask to settle.
+    pub(crate) async fn status(&self, ticket: u64, wait: Duration) -> Result<String> {
+        let waiting = {
+            let mut live = self.lock();
+            match live.get_mut(&ticket) {
+                Some(entry) => {
+                    entry.polls += 1;
+                    Some((entry.done.subscribe(), entry.expires_at))
+                }
+                None => None,
+            }
+        };
+        let Some((mut done, expires_at)) = waiting else {
+            return match self.store.get(ticket).await.map_err(store_error)? {
+                Some(record) if record.status == Status::Pending => {
+                    Ok(pending_body(record.expires_at))
+                }
+                Some(record) => Ok(settled_body(
+                    record.status,
+                    record.answer.as_deref(),
+                    record.message.as_deref(),
+                )),
+                None => Err(UserQuestionError::new(
+                    ErrorCode::NotPending,
+                    format!("question {ticket} is not pending"),
+                )),
+            };
+        };
+        let mut stopping = self.stopping.subscribe();
+        let settled = async {
+            let outcome = done.wait_for(Option::is_some).await;
+            outcome.ok().and_then(|v| v.clone())
+        };
+        let result = tokio::select! {
+            body = settled => body,
+            _ = tokio::time::sleep(wait) => None,
+            _ = stopping.wait_for(|s| *s) => None,
+        };
+        // The lease runs from the end of this poll.
+        let expires_now = {
+            let mut live = self.lock();
+            live.get_mut(&ticket).map(|entry| {
+                entry.polls = entry.polls.saturating_sub(1);
+                entry.last_poll = Instant::now();
+                entry.expires_at
+            })
+        };
+        if let Some(body) = result.or_else(|| done.borrow().clone()) {
+            return Ok(body.to_string());
+        }
+        Ok(pending_body(expires_now.unwrap_or(expires_at)))
+    }
+
+    /// Settles a live ask: the store first (first writer wins), then the view, the event
+    /// stream and the asker's long poll, in that order.
+    pub(crate) async fn settle(&self, ticket: u64, how: Settle) -> Result<()> {
+        let questions = match self.lock().get(&ticket) {
+            Some(entry) => entry.questions.clone(),
+            None => return Err(self.not_live(ticket)),
+        };
+        let settlement = match how {
+            Settle::Answer(body) => {
+                let answer = parse_answer(&body, &questions)?;
+                Settlement {
+                    status: Status::Answered,
+                    answer: Some(answer),
+                    message: None,
+                    at: now_ms(),
+                }
+            }
+            Settle::Cancel => plain(Status::Cancelled),
+            Settle::Withdraw => plain(Status::Withdrawn),
+            Settle::TimeOut => plain(Status::TimedOut),
+        };
+        let body: Arc<str> = settled_body(
+            settlement.status,
+            settlement.answer.as_deref(),
+            settlement.message.as_deref(),
+        )
+        .into();
+        let status = settlement.status;
+        match self
+            .store
+            .settle(ticket, settlement)
+            .await
+            .map_err(store_error)?
+        {
+            Settled::Done => {}
+            Settled::AlreadySettled | Settled::Unknown => {
+                return Err(UserQuestionError::new(
+                    ErrorCode::AlreadyResolved,
+                    format!("question {ticket} is already resolved"),
+                ));
+            }
+        }
+        let entry = {
+            let mut live = self.lock();
+            let entry = live.remove(&ticket);
+            // UIs hear `resolved` before the asker's poll can return (§4.7).
+            self.events.resolved(ticket, outcome(status));
+            entry
+        };
+        if let Some(entry) = entry {
+            entry.done.send_replace(Some(body));
+        }
+        Ok(())
+    }
+
+    /// `POST /api/v1/questions/{ticket}/extend`: the new expiry, `None` without a deadline.
+    pub(crate) async fn extend(&self, ticket: u64, ms: i64) -> Result<Option<String>> {
+        if !(1..=i64::from(i32::MAX)).contains(&ms) {
+            return Err(UserQuestionError::invalid_argument(
+                "ms must be an integer from 1 to 2147483647",
+            ));
+        }
+        match self.lock().get(&ticket) {
+            Some(entry) if entry.expires_at.is_none() => return Ok(None),
+            Some(_) => {}
+            None => return Err(self.not_live(ticket)),
+        }
+        let at_least = now_ms() + ms;
+        let Some(expires_at) = self
+            .store
+            .extend(ticket, at_least)
+            .await
+            .map_err(store_error)?
+        else {
+            return Err(self.not_live(ticket));
+        };
+        let text = rfc3339(expires_at);
+        let mut live = self.lock();
+        if let Some(entry) = live.get_mut(&ticket) {
+            entry.expires_at = Some(expires_at);
+            self.events.extended(ticket, &text, entry.p(ticket).into());
+        }
+        Ok(Some(text))
+    }
+
+    /// Times out what expired, withdraws keyless asks whose asker stopped polling, and
+    /// deletes settled asks older than the retention.
+    pub(crate) async fn sweep(&self, purge: bool) {
+        let now = now_ms();
+        let lease = self.config.lease;
+        let (expired, lapsed): (Vec<u64>, Vec<u64>) = {
+            let live = self.lock();
+            let expired = live
+                .iter()
+                .filter(|(_, e)| e.expires_at.is_some_and(|at| at <= now))
+                .map(|(t, _)| *t)
+                .collect();
+            let lapsed = live
+                .iter()
+                .filter(|(_, e)| {
+                    e.key.is_none()
+                        && e.polls == 0
+                        && e.expires_at.is_none_or(|at| at > now)
+                        && e.last_poll.elapsed() >= lease
+                })
+                .map(|(t, _)| *t)
+                .collect();
+            (expired, lapsed)
+        };
+        for ticket in expired {
+            let _ = self.settle(ticket, Settle::TimeOut).await;
+        }
+        for ticket in lapsed {
+            let _ = self.settle(ticket, Settle::Withdraw).await;
+        }
+        if purge {
+            let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
+            if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
+                eprintln!("user-questions hub: cannot delete old asks: {e}");
+            }
+        }
+    }
+}
+
+fn plain(status: Status) -> Settlement {
+    Settlement {
+        status,
+        answer: None,
+        message: None,
+        at: now_ms(),
+    }
+}
+
+/// An answer body checked by §6: its normalized JSON, or `BAD_ANSWER` with the reason.
+fn parse_answer(body: &[u8], questions: &[AskUserQuestionItem]) -> Result<String> {
+    let bad = |e: UserQuestionError| UserQuestionError::new(ErrorCode::BadAnswer, e.message());
+    let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
+    let answer = user_questions::parse::parse_answer_json(text).map_err(bad)?;
+    user_questions::validate_answer(questions, &answer)?;
+    serde_json::to_string(&answer)
+        .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))
+}

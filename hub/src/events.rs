@@ -1,0 +1,162 @@
+//! The event stream behind `GET /api/v1/events` (§19): every event gets a sequence number, a
+//! bounded log keeps the recent ones for `Last-Event-ID` resumes, and each connected stream has
+//! a bounded channel. Nothing here waits: an event is numbered, logged and offered to every
+//! stream with `try_send`; a stream whose channel is full is disconnected (its browser
+//! reconnects with `Last-Event-ID` and resumes from the log).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use tokio::sync::mpsc;
+
+/// How many recent events are kept for resumes.
+const LOG_CAPACITY: usize = 8192;
+/// How many events a stream may be behind before it is disconnected.
+const CLIENT_BUFFER: usize = 1024;
+
+/// One event of the stream: `id:`, `event:` and `data:` lines.
+#[derive(Debug)]
+pub(crate) struct StreamEvent {
+    pub id: u64,
+    pub name: &'static str,
+    pub data: Arc<str>,
+}
+
+struct PendingEntry {
+    seq: u64,
+    data: Arc<str>,
+}
+
+#[derive(Default)]
+struct State {
+    head: u64,
+    log: VecDeque<Arc<StreamEvent>>,
+    pending: BTreeMap<u64, PendingEntry>,
+    clients: Vec<mpsc::Sender<Arc<StreamEvent>>>,
+    closed: bool,
+}
+
+/// What a new stream starts with: the events to send first, then the channel of later ones.
+pub(crate) struct Connection {
+    pub replay: Vec<Arc<StreamEvent>>,
+    pub events: mpsc::Receiver<Arc<StreamEvent>>,
+}
+
+pub(crate) struct Events {
+    state: Mutex<State>,
+}
+
+impl Events {
+    /// Numbers events after `head`. A hub starts at a number above any an earlier run of it
+    /// used, so a browser's `Last-Event-ID` from before a restart gets a full replay.
+    pub(crate) fn starting_after(head: u64) -> Events {
+        Events {
+            state: Mutex::new(State {
+                head,
+                ..State::default()
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(state: &mut State, name: &'static str, data: Arc<str>) -> u64 {
+        let seq = state.head + 1;
+        state.head = seq;
+        let event = Arc::new(StreamEvent {
+            id: seq,
+            name,
+            data,
+        });
+        if state.log.len() == LOG_CAPACITY {
+            state.log.pop_front();
+        }
+        state.log.push_back(event.clone());
+        // A stream that is full (too slow) or gone is dropped; a slow one resumes later.
+        state
+            .clients
+            .retain(|client| client.try_send(event.clone()).is_ok());
+        seq
+    }
+
+    /// A new pending question; `data` is its P.
+    pub(crate) fn requested(&self, ticket: u64, data: Arc<str>) {
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        let seq = Self::push(&mut state, "requested", data.clone());
+        state.pending.insert(ticket, PendingEntry { seq, data });
+    }
+
+    /// A pending question settled.
+    pub(crate) fn resolved(&self, ticket: u64, outcome: &str) {
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        state.pending.remove(&ticket);
+        let data = json!({"ticket": ticket, "outcome": outcome}).to_string();
+        Self::push(&mut state, "resolved", data.into());
+    }
+
+    /// A pending question's deadline moved; `data` is its new P.
+    pub(crate) fn extended(&self, ticket: u64, expires_at: &str, data: Arc<str>) {
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        if let Some(entry) = state.pending.get_mut(&ticket) {
+            entry.data = data;
+        }
+        let event = json!({"ticket": ticket, "expiresAt": expires_at}).to_string();
+        Self::push(&mut state, "extended", event.into());
+    }
+
+    /// Opens a stream. With a `Last-Event-ID` still in the log, it resumes after that event;
+    /// otherwise (none, unknown, or too old) it starts with a `requested` event for every
+    /// pending question, the last of them carrying the current sequence number, so that a
+    /// resume from any event of that replay repeats nothing. `None` once closed.
+    pub(crate) fn connect(&self, last_event_id: Option<u64>) -> Option<Connection> {
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        let resume_from = last_event_id.filter(|&n| {
+            let oldest_kept = state.log.front().map_or(state.head + 1, |e| e.id);
+            n >= 1 && n <= state.head && n + 1 >= oldest_kept
+        });
+        let replay = match resume_from {
+            Some(n) => state.log.iter().filter(|e| e.id > n).cloned().collect(),
+            None => {
+                let count = state.pending.len();
+                let head = state.head;
+                state
+                    .pending
+                    .values()
+                    .enumerate()
+                    .map(|(i, entry)| {
+                        Arc::new(StreamEvent {
+                            id: if i + 1 == count { head } else { entry.seq },
+                            name: "requested",
+                            data: entry.data.clone(),
+                        })
+                    })
+                    .collect()
+            }
+        };
+        let (sender, events) = mpsc::channel(CLIENT_BUFFER);
+        state.clients.push(sender);
+        Some(Connection { replay, events })
+    }
+
+    /// Ends every stream (after the events already queued for it) and refuses new ones.
+    pub(crate) fn close(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        state.clients.clear();
+    }
+}

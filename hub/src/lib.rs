@@ -1,0 +1,406 @@
+//! # user-questions-hub
+//!
+//! A hub (docs/reference.md §20): it keeps questions that come from **other processes** in a
+//! store and serves them to people with the page and API of §19, and to askers with
+//! `/api/v1/asks`. A host asks through a hub with `RemoteProvider` (crate
+//! `user-questions-remote`); `uq serve` runs one.
+//!
+//! ```no_run
+//! use user_questions_hub::{Hub, HubConfig};
+//!
+//! let hub = Hub::start(HubConfig {
+//!     store: "sqlite:/var/lib/uq/questions.db".into(),
+//!     ..HubConfig::default()
+//! })
+//! .unwrap();
+//! eprintln!("open {}", hub.url());
+//! hub.wait();
+//! ```
+//!
+//! Durability: every change is committed to the store before it is acknowledged, so a hub
+//! killed at any moment and restarted on the same store has lost no question and no
+//! acknowledged answer. The server runs on threads of its own (a tokio runtime).
+
+#![warn(missing_docs)]
+
+mod asks;
+mod assets;
+mod events;
+mod http;
+mod notify;
+pub mod sqlite;
+pub mod store;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use tokio::sync::oneshot;
+
+pub use http::MAX_BODY_BYTES;
+pub use store::{DEFAULT_STORE, Store, StoreError};
+
+/// The listen address used when none is given: loopback, a free port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
+/// How long settled asks are kept by default: 7 days.
+pub const DEFAULT_RETAIN: Duration = Duration::from_secs(7 * 24 * 3600);
+/// How long a keyless ask waits for its asker to poll again by default: 60 s.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+
+/// How long a stopping hub waits for open connections before it drops them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How often deadlines and leases are checked.
+const SWEEP_EVERY: Duration = Duration::from_millis(100);
+/// How often settled asks past the retention are deleted.
+const PURGE_EVERY: Duration = Duration::from_secs(1);
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A hub's settings (the options of `uq serve`).
+#[derive(Clone, Debug)]
+pub struct HubConfig {
+    /// `HOST:PORT` to listen on ([`DEFAULT_LISTEN`]).
+    pub listen: String,
+    /// The store URL ([`DEFAULT_STORE`]).
+    pub store: String,
+    /// The token; `None` draws 32 random bytes (base64url).
+    pub token: Option<String>,
+    /// `sh -c` command run with P on stdin for every new ask.
+    pub on_question: Option<String>,
+    /// How long settled asks are kept.
+    pub retain: Duration,
+    /// How long a keyless ask waits for its asker to poll again.
+    pub lease: Duration,
+}
+
+impl Default for HubConfig {
+    fn default() -> Self {
+        HubConfig {
+            listen: DEFAULT_LISTEN.into(),
+            store: DEFAULT_STORE.into(),
+            token: None,
+            on_question: None,
+            retain: DEFAULT_RETAIN,
+            lease: DEFAULT_LEASE,
+        }
+    }
+}
+
+/// Why a hub did not start.
+#[derive(Debug)]
+pub struct HubError(pub String);
+
+impl std::fmt::Display for HubError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HubError {}
+
+fn check_token(token: &str) -> Result<(), HubError> {
+    let fits = (1..=256).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+    if fits {
+        Ok(())
+    } else {
+        Err(HubError(
+            "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~".into(),
+        ))
+    }
+}
+
+fn random_token() -> Result<String, HubError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| HubError(format!("cannot draw a random token: {e}")))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// The address to print for a server bound to `addr`: an unspecified address is shown as this
+/// machine's address on its default route (no packet is sent), or loopback when there is none.
+fn display_host(addr: SocketAddr) -> IpAddr {
+    if !addr.ip().is_unspecified() {
+        return addr.ip();
+    }
+    let probe = if addr.is_ipv4() {
+        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
+            s.connect("192.0.2.1:9")?;
+            s.local_addr()
+        })
+    } else {
+        UdpSocket::bind("[::]:0").and_then(|s| {
+            s.connect("[2001:db8::1]:9")?;
+            s.local_addr()
+        })
+    };
+    match probe {
+        Ok(local) if !local.ip().is_unspecified() => local.ip(),
+        _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+    }
+}
+
+/// A running hub. Dropping it stops it like [`shutdown`](Self::shutdown).
+pub struct Hub {
+    url: String,
+    addr: SocketAddr,
+    token: String,
+    asks: Arc<asks::Asks>,
+    stop: Option<oneshot::Sender<Stop>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub").field("addr", &self.addr).finish()
+    }
+}
+
+enum Stop {
+    Graceful,
+    Abandon,
+}
+
+impl Hub {
+    /// Opens the store, loads its pending asks, binds the address and starts serving.
+    pub fn start(config: HubConfig) -> Result<Hub, HubError> {
+        Self::start_inner(config, false)
+    }
+
+    fn start_inner(config: HubConfig, signals: bool) -> Result<Hub, HubError> {
+        let token = match &config.token {
+            Some(token) => {
+                check_token(token)?;
+                token.clone()
+            }
+            None => random_token()?,
+        };
+        let listen = config.listen.as_str();
+        let cannot = |e: std::io::Error| HubError(format!("cannot listen on {listen}: {e}"));
+        let listener = TcpListener::bind(listen).map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
+        let loopback = addr.ip().is_loopback();
+        if !loopback {
+            eprintln!(
+                "user-questions hub: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token (put a TLS proxy in front)"
+            );
+        }
+        let url = format!(
+            "http://{}/?token={token}",
+            SocketAddr::new(display_host(addr), addr.port())
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("user-questions-hub")
+            .build()
+            .map_err(|e| HubError(format!("cannot start the hub's runtime: {e}")))?;
+        let store = store::open(&config.store).map_err(|e| HubError(e.to_string()))?;
+        let asks = runtime
+            .block_on(asks::Asks::load(
+                store,
+                asks::Config {
+                    lease: config.lease,
+                    retain: config.retain,
+                    on_question: config.on_question.clone(),
+                },
+            ))
+            .map_err(|e| HubError(format!("cannot read the store {}: {e}", config.store)))?;
+        let asks = Arc::new(asks);
+        let server = Arc::new(http::Server {
+            asks: asks.clone(),
+            token: token.clone(),
+            cookie_name: format!("uq-session-{}", addr.port()),
+            loopback,
+        });
+        let (stop, stopped) = oneshot::channel::<Stop>();
+        let thread = std::thread::Builder::new()
+            .name("user-questions-hub".into())
+            .spawn(move || serve(runtime, listener, server, stopped, signals))
+            .map_err(|e| HubError(format!("cannot start the hub's thread: {e}")))?;
+        Ok(Hub {
+            url,
+            addr,
+            token,
+            asks,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://HOST:PORT/?token=TOKEN`: open it to answer.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `http://HOST:PORT` (no token): what a `RemoteProvider` is given.
+    pub fn base_url(&self) -> String {
+        format!(
+            "http://{}",
+            SocketAddr::new(display_host(self.addr), self.addr.port())
+        )
+    }
+
+    /// The address the server is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The token the server requires.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// How many asks are pending on this hub now.
+    pub fn pending_count(&self) -> usize {
+        self.asks.pending_count()
+    }
+
+    /// Stops serving: open long polls return `pending`, event streams end, the store is
+    /// closed after its queued changes. Returns when the server's thread has ended.
+    pub fn shutdown(mut self) {
+        self.stop_with(Stop::Graceful);
+    }
+
+    /// Stops at once without a clean shutdown, as a crash would: connections are dropped
+    /// mid-request (only what the store committed survives). For tests of durability.
+    pub fn abandon(mut self) {
+        self.stop_with(Stop::Abandon);
+    }
+
+    /// Blocks until the hub stops (a SIGTERM or SIGINT when started by [`serve`]).
+    pub fn wait(mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    fn stop_with(&mut self, how: Stop) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(how);
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.stop_with(Stop::Graceful);
+    }
+}
+
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        return std::future::pending().await;
+    };
+    let Ok(mut int) = signal(SignalKind::interrupt()) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+fn serve(
+    runtime: tokio::runtime::Runtime,
+    listener: TcpListener,
+    server: Arc<http::Server>,
+    stopped: oneshot::Receiver<Stop>,
+    signals: bool,
+) {
+    let asks = server.asks.clone();
+    let how = runtime.block_on(async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return Stop::Graceful;
+        };
+        let sweeper = {
+            let asks = asks.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(SWEEP_EVERY);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut last_purge = std::time::Instant::now() - PURGE_EVERY;
+                loop {
+                    tick.tick().await;
+                    let purge = last_purge.elapsed() >= PURGE_EVERY;
+                    if purge {
+                        last_purge = std::time::Instant::now();
+                    }
+                    asks.sweep(purge).await;
+                }
+            })
+        };
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let app = http::router(server);
+        let mut graceful = Box::pin(
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let mut stop_rx = stop_rx;
+                    let _ = stop_rx.wait_for(|s| *s).await;
+                })
+                .into_future(),
+        );
+        let stop_signal = async {
+            if signals {
+                tokio::select! {
+                    how = stopped => how.unwrap_or(Stop::Graceful),
+                    () = terminated() => Stop::Graceful,
+                }
+            } else {
+                stopped.await.unwrap_or(Stop::Graceful)
+            }
+        };
+        let how = tokio::select! {
+            _ = &mut graceful => Stop::Graceful,
+            how = stop_signal => how,
+        };
+        sweeper.abort();
+        if let Stop::Abandon = how {
+            return how;
+        }
+        // End the long polls and event streams, then let connections finish briefly.
+        asks.stop();
+        let _ = stop_tx.send(true);
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful).await;
+        how
+    });
+    match how {
+        Stop::Graceful => runtime.shutdown_timeout(SHUTDOWN_GRACE),
+        Stop::Abandon => runtime.shutdown_background(),
+    }
+}
+
+/// Runs a hub until SIGTERM or SIGINT (`uq serve`): prints `open <url>` on stderr, stops
+/// within a few seconds of the signal. Returns the process's exit status: 0 after a signal,
+/// 1 when the hub cannot start (the reason on stderr).
+pub fn serve_until_signalled(config: HubConfig) -> i32 {
+    match Hub::start_inner(config, true) {
+        Ok(hub) => {
+            eprintln!("open {}", hub.url());
+            hub.wait();
+            0
+        }
+        Err(e) => {
+            eprintln!("uq serve: {e}");
+            1
+        }
+    }
+}
+
+/// Parses a duration like `7d`, `90s`, `1h 30m` (as `--retain` and `--lease` take them).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration: {e}"))
+}

@@ -1,0 +1,391 @@
+//! The SQLite store: one file in WAL mode, one connection owned by one writer thread.
+//!
+//! Operations queue up for the writer thread, which runs whatever has queued in one
+//! transaction (each operation in a savepoint of its own, so one failing operation does not
+//! undo the others), commits with `synchronous = FULL`, and only then replies. Under load
+//! many operations share one commit (group commit); alone, each pays one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use tokio::sync::oneshot;
+
+use crate::store::{
+    AskRecord, Created, NewAsk, Settled, Settlement, Status, Store, StoreError, StoreFuture,
+    StoreResult,
+};
+
+/// The schema's versions, applied in order and recorded in `schema_migrations`.
+const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "asks", include_str!("../migrations/0001_asks.sql"))];
+
+/// The most operations one transaction takes.
+const MAX_BATCH: usize = 1024;
+
+/// How long a writer waits for another process that holds the database's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+type Reply = Box<dyn FnOnce(Option<&StoreError>) + Send>;
+type Job = Box<dyn FnOnce(&Connection) -> (bool, Reply) + Send>;
+
+/// A SQLite file as a [`Store`].
+pub struct SqliteStore {
+    path: PathBuf,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn sql_error(e: rusqlite::Error) -> StoreError {
+    StoreError(format!("sqlite: {e}"))
+}
+
+/// Opens (creating if needed) and migrates the file; the connection the writer will own.
+fn connect(path: &Path) -> StoreResult<Connection> {
+    let cannot =
+        |e: rusqlite::Error| StoreError(format!("cannot open the store {}: {e}", path.display()));
+    let conn = Connection::open(path).map_err(cannot)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(cannot)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError(format!(
+            "cannot open the store {}: it cannot use WAL mode (journal_mode is {mode})",
+            path.display()
+        )));
+    }
+    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        .map_err(cannot)?;
+    migrate(&conn)
+        .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", path.display())))?;
+    Ok(conn)
+}
+
+/// Applies the migrations this build knows and the file lacks, each in its own transaction.
+fn migrate(conn: &Connection) -> StoreResult<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    INTEGER PRIMARY KEY,
+             name       TEXT    NOT NULL,
+             applied_at INTEGER NOT NULL
+         )",
+    )
+    .map_err(sql_error)?;
+    for &(version, name, sql) in MIGRATIONS {
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql_error)?;
+        let applied = (|| {
+            let done: bool = conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)",
+                [version],
+                |r| r.get(0),
+            )?;
+            if !done {
+                conn.execute_batch(sql)?;
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
+                    params![version, name, crate::now_ms()],
+                )?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })();
+        match applied {
+            Ok(()) => conn.execute_batch("COMMIT").map_err(sql_error)?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(StoreError(format!("migration {version} ({name}): {e}")));
+            }
+        }
+    }
+    let newest: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql_error)?;
+    let known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if newest > known {
+        return Err(StoreError(format!(
+            "it was migrated to version {newest} by a newer hub; this one knows up to {known}"
+        )));
+    }
+    Ok(())
+}
+
+fn writer(conn: Connection, jobs: mpsc::Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let in_transaction = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
+        let mut replies = Vec::with_capacity(batch.len());
+        for job in batch {
+            if in_transaction {
+                let _ = conn.execute_batch("SAVEPOINT job");
+            }
+            let (ok, reply) = job(&conn);
+            if in_transaction {
+                if !ok {
+                    let _ = conn.execute_batch("ROLLBACK TO job");
+                }
+                let _ = conn.execute_batch("RELEASE job");
+            }
+            replies.push(reply);
+        }
+        let commit_error = if in_transaction {
+            conn.execute_batch("COMMIT").err().map(|e| {
+                let _ = conn.execute_batch("ROLLBACK");
+                StoreError(format!("sqlite: cannot commit: {e}"))
+            })
+        } else {
+            None
+        };
+        for reply in replies {
+            reply(commit_error.as_ref());
+        }
+    }
+    // Every handle is gone: checkpoint the WAL into the main file on the way out.
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at";
+
+fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
+    let status: String = row.get(7)?;
+    Ok(AskRecord {
+        ticket: row.get::<_, i64>(0)? as u64,
+        questions: row.get(1)?,
+        agent_id: row.get(2)?,
+        key: row.get(3)?,
+        asked_at: row.get(4)?,
+        timeout_ms: row.get::<_, Option<i64>>(5)?.map(|n| n as u64),
+        expires_at: row.get(6)?,
+        status: Status::parse(&status).unwrap_or(Status::Failed),
+        answer: row.get(8)?,
+        message: row.get(9)?,
+        settled_at: row.get(10)?,
+    })
+}
+
+fn get(conn: &Connection, ticket: u64) -> rusqlite::Result<Option<AskRecord>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE ticket = ?1"))?
+        .query_row([ticket as i64], record)
+        .optional()
+}
+
+fn by_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<AskRecord>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE key = ?1"))?
+        .query_row([key], record)
+        .optional()
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the SQLite file at `path` and starts its writer thread.
+    pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        let conn = connect(&path)?;
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("user-questions-store".into())
+            .spawn(move || writer(conn, receiver))
+            .map_err(|e| StoreError(format!("cannot start the store's thread: {e}")))?;
+        Ok(SqliteStore {
+            path,
+            jobs: Mutex::new(Some(sender)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` on the writer thread, inside the current batch's transaction; resolves
+    /// after the commit.
+    fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> StoreFuture<'_, T> {
+        let (tx, rx) = oneshot::channel::<StoreResult<T>>();
+        let job: Job = Box::new(move |conn| {
+            let result = work(conn);
+            let ok = result.is_ok();
+            let reply: Reply = Box::new(move |commit_error| {
+                let result = match (result, commit_error) {
+                    (Err(e), _) => Err(sql_error(e)),
+                    (Ok(_), Some(e)) => Err(e.clone()),
+                    (Ok(v), None) => Ok(v),
+                };
+                let _ = tx.send(result);
+            });
+            (ok, reply)
+        });
+        let sent = self
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        Box::pin(async move {
+            if !sent {
+                return Err(StoreError("the store is closed".into()));
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(StoreError("the store's thread ended".into())))
+        })
+    }
+
+    /// Finishes the queued operations and closes the file. Later operations fail.
+    pub fn close(&self) {
+        drop(self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Store for SqliteStore {
+    fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
+        self.run(move |conn| {
+            if let Some(key) = &ask.key
+                && let Some(existing) = by_key(conn, key)?
+            {
+                return Ok(Created::Existing(existing));
+            }
+            let expires_at = ask.timeout_ms.map(|ms| ask.asked_at + ms as i64);
+            let ticket: i64 = conn
+                .prepare_cached(
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING ticket",
+                )?
+                .query_row(
+                    params![
+                        ask.questions,
+                        ask.agent_id,
+                        ask.key,
+                        ask.asked_at,
+                        ask.timeout_ms.map(|n| n as i64),
+                        expires_at
+                    ],
+                    |r| r.get(0),
+                )?;
+            Ok(Created::New(AskRecord {
+                ticket: ticket as u64,
+                questions: ask.questions,
+                agent_id: ask.agent_id,
+                key: ask.key,
+                asked_at: ask.asked_at,
+                timeout_ms: ask.timeout_ms,
+                expires_at,
+                status: Status::Pending,
+                answer: None,
+                message: None,
+                settled_at: None,
+            }))
+        })
+    }
+
+    fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
+        self.run(move |conn| get(conn, ticket))
+    }
+
+    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
+        let key = key.to_owned();
+        self.run(move |conn| by_key(conn, &key))
+    }
+
+    fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
+        self.run(|conn| {
+            let mut statement = conn.prepare(&format!(
+                "SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"
+            ))?;
+            let rows = statement.query_map([], record)?;
+            rows.collect()
+        })
+    }
+
+    fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
+        self.run(move |conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE asks SET status = ?2, answer = ?3, message = ?4, settled_at = ?5
+                     WHERE ticket = ?1 AND status = 'pending'",
+                )?
+                .execute(params![
+                    ticket as i64,
+                    settlement.status.as_str(),
+                    settlement.answer,
+                    settlement.message,
+                    settlement.at
+                ])?;
+            if changed == 1 {
+                return Ok(Settled::Done);
+            }
+            let exists: bool = conn
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = ?1)")?
+                .query_row([ticket as i64], |r| r.get(0))?;
+            Ok(if exists {
+                Settled::AlreadySettled
+            } else {
+                Settled::Unknown
+            })
+        })
+    }
+
+    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+        self.run(move |conn| {
+            conn.prepare_cached(
+                "UPDATE asks SET expires_at = MAX(expires_at, ?2)
+                 WHERE ticket = ?1 AND status = 'pending' AND expires_at IS NOT NULL
+                 RETURNING expires_at",
+            )?
+            .query_row(params![ticket as i64, at_least], |r| r.get(0))
+            .optional()
+        })
+    }
+
+    fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
+        self.run(move |conn| {
+            let n = conn
+                .prepare_cached("DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?1")?
+                .execute([before])?;
+            Ok(n as u64)
+        })
+    }
+
+    fn last_ticket(&self) -> StoreFuture<'_, u64> {
+        self.run(|conn| {
+            let seq: Option<i64> = conn
+                .query_row(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'asks'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok(seq.unwrap_or(0).max(0) as u64)
+        })
+    }
+}

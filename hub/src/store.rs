@@ -1,0 +1,198 @@
+//! Where a hub keeps its asks (§20): the [`Store`] trait and [`open`] for a store URL.
+//!
+//! A store is the hub's durable truth. Every method's future resolves only after the change
+//! is committed, so what the hub acknowledges survives a crash. Settling is conditional
+//! (`… WHERE status = 'pending'`): of two writers racing on one ticket, exactly one wins,
+//! whichever process or hub they run in. The in-memory view a hub keeps (pending asks, long
+//! polls, the event stream) is rebuilt from [`Store::pending`] when it starts.
+//!
+//! SQLite (`sqlite:PATH`) is the backend today. The trait is shaped for a shared database
+//! (PostgreSQL) as well: nothing in it assumes one process, and the operations a second hub
+//! would have to hear about (create, settle, extend) are the ones it would publish with
+//! `LISTEN`/`NOTIFY`.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// The default store: a SQLite file in the working directory.
+pub const DEFAULT_STORE: &str = "sqlite:user-questions.db";
+
+/// A store operation that failed (the database is unreachable, full, corrupt, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The result of a store operation.
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// The future a store operation returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = StoreResult<T>> + Send + 'a>>;
+
+/// Where an ask stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Waiting for the person.
+    Pending,
+    /// A valid answer was given.
+    Answered,
+    /// The person dismissed it.
+    Cancelled,
+    /// It failed with a message.
+    Failed,
+    /// Its deadline passed.
+    TimedOut,
+    /// The asker withdrew it (`DELETE`), or went away (its lease lapsed).
+    Withdrawn,
+}
+
+impl Status {
+    /// The status as the API and the database spell it (`pending`, `answered`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Answered => "answered",
+            Status::Cancelled => "cancelled",
+            Status::Failed => "failed",
+            Status::TimedOut => "timed_out",
+            Status::Withdrawn => "withdrawn",
+        }
+    }
+
+    /// The status spelled `text`, if any.
+    pub fn parse(text: &str) -> Option<Status> {
+        Some(match text {
+            "pending" => Status::Pending,
+            "answered" => Status::Answered,
+            "cancelled" => Status::Cancelled,
+            "failed" => Status::Failed,
+            "timed_out" => Status::TimedOut,
+            "withdrawn" => Status::Withdrawn,
+            _ => return None,
+        })
+    }
+}
+
+/// One ask as stored. Times are milliseconds since the Unix epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AskRecord {
+    /// Positive, increasing, never reused.
+    pub ticket: u64,
+    /// The questions, as a JSON array (validated before they were stored).
+    pub questions: String,
+    /// The asking agent's id, when one asked.
+    pub agent_id: Option<String>,
+    /// The resumable key, when the ask has one.
+    pub key: Option<String>,
+    /// When it was asked.
+    pub asked_at: i64,
+    /// The request's own `timeoutMs`, when it has a deadline.
+    pub timeout_ms: Option<u64>,
+    /// When it expires (moved by `extend`), when it has a deadline.
+    pub expires_at: Option<i64>,
+    /// Where it stands.
+    pub status: Status,
+    /// The answer's JSON, once answered.
+    pub answer: Option<String>,
+    /// The failure's message, once failed.
+    pub message: Option<String>,
+    /// When it settled.
+    pub settled_at: Option<i64>,
+}
+
+/// A new ask to store.
+#[derive(Clone, Debug)]
+pub struct NewAsk {
+    /// The questions, as a JSON array.
+    pub questions: String,
+    /// The asking agent's id.
+    pub agent_id: Option<String>,
+    /// The resumable key.
+    pub key: Option<String>,
+    /// When it was asked.
+    pub asked_at: i64,
+    /// The deadline's length; the ask then expires at `asked_at + timeout_ms`.
+    pub timeout_ms: Option<u64>,
+}
+
+/// What [`Store::create`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// A new ask, as stored.
+    New(AskRecord),
+    /// The store already held an ask with this key: that ask, whatever its questions.
+    Existing(AskRecord),
+}
+
+/// How an ask settles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settlement {
+    /// Any status but `Pending`.
+    pub status: Status,
+    /// The answer's JSON, for `Answered`.
+    pub answer: Option<String>,
+    /// The message, for `Failed`.
+    pub message: Option<String>,
+    /// When.
+    pub at: i64,
+}
+
+/// What [`Store::settle`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// It was pending and is now settled: this writer won.
+    Done,
+    /// It had already settled (another writer won).
+    AlreadySettled,
+    /// No such ask (never issued, or deleted by retention).
+    Unknown,
+}
+
+/// Where a hub keeps its asks. Every future resolves after the change is committed.
+pub trait Store: Send + Sync + 'static {
+    /// Stores a new ask, or returns the one already stored under its key.
+    fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created>;
+    /// The ask with this ticket.
+    fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>>;
+    /// The ask stored under `key`.
+    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>>;
+    /// Every pending ask, in ticket order.
+    fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>>;
+    /// Settles the ask if it is still pending (first writer wins).
+    fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled>;
+    /// Moves a pending ask's expiry to `max(expires_at, at_least)`; the new expiry, or `None`
+    /// when the ask is not pending or has no deadline.
+    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>>;
+    /// Deletes the asks settled before `before`; how many.
+    fn purge(&self, before: i64) -> StoreFuture<'_, u64>;
+    /// The highest ticket ever issued (0 before the first).
+    fn last_ticket(&self) -> StoreFuture<'_, u64>;
+}
+
+/// Opens the store a URL names: `sqlite:PATH` (also `sqlite://PATH`). The schema is
+/// created or migrated on open.
+pub fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        if path.is_empty() {
+            return Err(StoreError(format!("the store URL {url} names no file")));
+        }
+        return Ok(Arc::new(crate::sqlite::SqliteStore::open(path)?));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Err(StoreError(
+            "PostgreSQL stores are not supported by this build yet; use sqlite:PATH".into(),
+        ));
+    }
+    Err(StoreError(format!(
+        "unknown store URL {url}: expected sqlite:PATH"
+    )))
+}
