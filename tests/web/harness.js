@@ -129,9 +129,9 @@ export async function openPage(context, server) {
   return page;
 }
 
-export async function shot(page, name) {
+export async function shot(page, name, fullPage = true) {
   mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
 }
 
 /** A question batch (section) by ticket. */

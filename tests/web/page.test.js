@@ -408,6 +408,7 @@ describe('the question page', () => {
       if (colorScheme === 'dark') assert.equal(background, 'rgb(13, 17, 23)');
       else assert.equal(background, 'rgb(246, 247, 249)');
       await shot(page, `phone-${colorScheme}`);
+      await shot(page, `phone-${colorScheme}-screen`, false);
       await b.getByRole('button', { name: `Dismiss question ${await b.getAttribute('data-ticket')} without answering` }).click();
       assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
       noProblems(page);
