@@ -1,0 +1,10 @@
+"""Adapters (§21): the seam behind the protocols agents already speak.
+
+- :mod:`user_questions.adapters.claude`: Claude Code's ``AskUserQuestion`` and a Claude Agent
+  SDK ``can_use_tool`` callback (``AskUserQuestion``, ``ExitPlanMode`` → ``review_plan``);
+- :mod:`user_questions.adapters.codex`: Codex's ``request_user_input``;
+- :mod:`user_questions.adapters.mcp`: MCP form elicitation both ways and
+  ``McpElicitationProvider`` (needs ``user-questions[mcp]``).
+
+Each is imported on its own; none imports a framework until it is used.
+"""

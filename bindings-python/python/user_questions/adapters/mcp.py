@@ -1,0 +1,244 @@
+"""MCP form-mode elicitation (§21): a question batch as ``elicitation/create`` and back.
+
+``to_elicitation(questions)`` → ``{"message", "requestedSchema"}``: one field per question,
+named by its id (single-select: a string with ``oneOf``; multi-select: an array of
+``anyOf``; no options: a string), a sibling optional string ``<id>.other`` for every
+question with options, nothing required (a skip). ``from_elicitation(questions, result)``
+maps the client's result back: ``accept`` → the answer (checked by §6, a mismatch is
+``PROVIDER_FAILED`` naming the field), ``decline`` / ``cancel`` → ``ASK_CANCELLED``.
+
+:class:`McpElicitationProvider` is a provider for a host that is an MCP server: each ask goes
+to the connected client as a form elicitation (the ``mcp`` package, ``pip install
+user-questions[mcp]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional
+
+from .. import _native
+from .._errors import UserQuestionError
+from ._check import refuse
+
+__all__ = [
+    "CANCELLED",
+    "NO_ELICITATION",
+    "McpElicitationProvider",
+    "from_elicitation",
+    "supports_form_elicitation",
+    "to_elicitation",
+]
+
+#: The message of ``ASK_CANCELLED`` when the client declines or cancels (as for an inbox, §7).
+CANCELLED = "the user cancelled ask_user_question"
+#: The message of the ``PROVIDER_FAILED`` raised when the client cannot elicit.
+NO_ELICITATION = (
+    "the connected MCP client cannot answer questions: "
+    "it did not declare the elicitation capability for form mode"
+)
+NO_BACK_CHANNEL = (
+    "this MCP connection cannot send requests to the client (no back-channel, e.g. a "
+    "stateless 2026-07-28 request); the client cannot be asked"
+)
+
+_OTHER_SINGLE = "Your own answer, instead of an option."
+_OTHER_MULTI = "Your own answer, in addition to the options chosen."
+
+
+def _title(question: Mapping[str, Any]) -> str:
+    header = question.get("header")
+    return header if isinstance(header, str) and header else question["question"]
+
+
+def _description(question: Mapping[str, Any]) -> str:
+    lines = [question["question"]]
+    if "detail" in question:
+        lines.append(question["detail"])
+    for option in question.get("options") or []:
+        if "description" in option:
+            lines.append(f"{option['label']} — {option['description']}")
+    return "\n".join(lines)
+
+
+def to_elicitation(questions: List[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The ``elicitation/create`` form parameters ``{"message", "requestedSchema"}`` for a
+    question batch (already checked by the seam)."""
+    properties: Dict[str, Any] = {}
+
+    def put(key: str, field: Dict[str, Any], question_id: str) -> None:
+        if key in properties:
+            refuse(
+                f"question id {_json(question_id)} gives the elicitation field {_json(key)}, "
+                "which another question already uses"
+            )
+        properties[key] = field
+
+    for question in questions:
+        title = _title(question)
+        description = _description(question)
+        options = question.get("options") or []
+        qid = question["id"]
+        if not options:
+            put(qid, {"type": "string", "title": title, "description": description}, qid)
+            continue
+        choices = [{"const": o["label"], "title": o["label"]} for o in options]
+        multi = bool(question.get("multiSelect"))
+        field: Dict[str, Any]
+        if multi:
+            field = {
+                "type": "array",
+                "title": title,
+                "description": description,
+                "items": {"anyOf": choices},
+            }
+        else:
+            field = {"type": "string", "title": title, "description": description, "oneOf": choices}
+        put(qid, field, qid)
+        other = {
+            "type": "string",
+            "title": f"{title} (other)",
+            "description": _OTHER_MULTI if multi else _OTHER_SINGLE,
+        }
+        put(f"{qid}.other", other, qid)
+    return {
+        "message": "\n".join(q["question"] for q in questions),
+        "requestedSchema": {"type": "object", "properties": properties},
+    }
+
+
+def _json(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _failed(message: str) -> UserQuestionError:
+    return UserQuestionError(message, "PROVIDER_FAILED")
+
+
+def _text(content: Mapping[str, Any], key: str) -> Optional[str]:
+    value = content.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _failed(f"elicitation field {_json(key)} must be a string")
+    return value
+
+
+def from_elicitation(questions: List[Mapping[str, Any]], result: Any) -> Dict[str, Any]:
+    """The client's ``ElicitResult`` (``{"action", "content"?}``) → our answer, or
+    ``ASK_CANCELLED`` (decline, cancel) or ``PROVIDER_FAILED`` naming what does not fit."""
+    if not isinstance(result, Mapping):
+        raise _failed("the elicitation result must be an object")
+    action = result.get("action")
+    if action in ("decline", "cancel"):
+        raise UserQuestionError(CANCELLED, "ASK_CANCELLED")
+    if action != "accept":
+        raise _failed(f"the elicitation result has an unknown action {_json(str(action))}")
+    content = result.get("content")
+    if content is None:
+        content = {}
+    if not isinstance(content, Mapping):
+        raise _failed("the elicitation content must be an object")
+    items: List[Dict[str, Any]] = []
+    for question in questions:
+        qid = question["id"]
+        options = question.get("options") or []
+        labels = [o["label"] for o in options]
+        item: Dict[str, Any] = {"id": qid, "selected": []}
+        if not options:
+            text = _text(content, qid)
+            if text is not None and text.strip():
+                item["custom"] = text
+            items.append(item)
+            continue
+        value = content.get(qid)
+        if question.get("multiSelect"):
+            if value is not None:
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise _failed(f"elicitation field {_json(qid)} must be an array of strings")
+                for label in value:
+                    if label not in labels:
+                        raise _failed(
+                            f"elicitation field {_json(qid)} selects {_json(label)}, "
+                            "which is not one of its options"
+                        )
+                    if label in item["selected"]:
+                        raise _failed(
+                            f"elicitation field {_json(qid)} selects {_json(label)} twice"
+                        )
+                    item["selected"].append(label)
+        elif value is not None:
+            if not isinstance(value, str):
+                raise _failed(f"elicitation field {_json(qid)} must be a string")
+            if value in labels:
+                item["selected"] = [value]
+            elif value != "":
+                raise _failed(
+                    f"elicitation field {_json(qid)} selects {_json(value)}, "
+                    "which is not one of its options"
+                )
+        other = _text(content, f"{qid}.other")
+        if other is not None and other.strip():
+            item["custom"] = other
+            if not question.get("multiSelect"):
+                item["selected"] = []  # single-select: free text overrides the choice (§2)
+        items.append(item)
+    answer = {"answers": items}
+    try:
+        _native.validate_answer(list(questions), answer)
+    except UserQuestionError as err:
+        raise _failed(f"the elicitation answer does not fit its questions: {err.message}") from None
+    return answer
+
+
+def supports_form_elicitation(capabilities: Any) -> bool:
+    """Whether a client's declared capabilities (an ``mcp.types.ClientCapabilities``, a dict,
+    or ``None``) include form-mode elicitation. An empty ``elicitation`` object means form
+    mode (the protocol's backwards-compatible default)."""
+    if capabilities is None:
+        return False
+    if isinstance(capabilities, Mapping):
+        elicitation = capabilities.get("elicitation")
+        if not isinstance(elicitation, Mapping):
+            return False
+        return elicitation.get("form") is not None or elicitation.get("url") is None
+    elicitation = getattr(capabilities, "elicitation", None)
+    if elicitation is None:
+        return False
+    return (
+        getattr(elicitation, "form", None) is not None or getattr(elicitation, "url", None) is None
+    )
+
+
+class McpElicitationProvider:
+    """A provider that asks the client of an MCP server through form-mode elicitation.
+
+    ``session`` is the server's ``mcp.server.session.ServerSession`` (in a tool handler:
+    ``ctx.session``). Each ask sends one ``elicitation/create`` request (on the connection's
+    own channel, so the provider may outlive the request it was made in) and settles from
+    the client's result; a withdrawn ask cancels the request (the client receives
+    ``notifications/cancelled``). A client that did not declare form elicitation fails each
+    ask at once with ``PROVIDER_FAILED`` (:data:`NO_ELICITATION`): capabilities are known only
+    once a client has connected, after the provider is registered.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    async def ask(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        questions = list(request["questions"])
+        if not supports_form_elicitation(self._session.client_capabilities):
+            raise _failed(NO_ELICITATION)
+        params = to_elicitation(questions)
+        from mcp.shared.exceptions import MCPError, NoBackChannelError
+
+        try:
+            result = await self._session.elicit_form(params["message"], params["requestedSchema"])
+        except NoBackChannelError:
+            raise _failed(NO_BACK_CHANNEL) from None
+        except MCPError as err:
+            raise _failed(f"the MCP client failed the elicitation: {err}") from None
+        return from_elicitation(
+            questions, result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
