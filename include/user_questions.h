@@ -38,8 +38,8 @@
 #define UQ_HAS_TERMINAL 1
 
 
-// A result code of the C ABI: the numbers of docs/reference.md section 10, never changed or
-// reused. `uq_code_name` gives each one's name (the `UQ_` suffix, e.g. `"ASK_ABORTED"`).
+// A result code of the C ABI: the numbers of §10, never changed or reused. `uq_code_name`
+// gives each one's name, without `UQ_` (e.g. `"ASK_ABORTED"`).
 typedef enum uq_code {
   // Success.
   UQ_OK = 0,
@@ -63,7 +63,7 @@ typedef enum uq_code {
   // Malformed input (request JSON, `timeoutMs`, `key`), duplicate question ids or option
   // labels, bad tool arguments.
   UQ_INVALID_REQUEST = 9,
-  // An answer does not fit its questions (docs/reference.md section 6).
+  // An answer does not fit its questions (§6).
   UQ_BAD_ANSWER = 10,
   // The provider failed.
   UQ_PROVIDER_FAILED = 11,

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use user_questions::{ErrorCode, UserQuestionError};
 
-/// A result code of the C ABI: the numbers of docs/reference.md section 10, never changed or
-/// reused. `uq_code_name` gives each one's name (the `UQ_` suffix, e.g. `"ASK_ABORTED"`).
+/// A result code of the C ABI: the numbers of §10, never changed or reused. `uq_code_name`
+/// gives each one's name, without `UQ_` (e.g. `"ASK_ABORTED"`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum uq_code {
@@ -37,7 +37,7 @@ pub enum uq_code {
     /// Malformed input (request JSON, `timeoutMs`, `key`), duplicate question ids or option
     /// labels, bad tool arguments.
     UQ_INVALID_REQUEST = 9,
-    /// An answer does not fit its questions (docs/reference.md section 6).
+    /// An answer does not fit its questions (§6).
     UQ_BAD_ANSWER = 10,
     /// The provider failed.
     UQ_PROVIDER_FAILED = 11,
