@@ -26,7 +26,9 @@ impl PyAbortSignal {
     /// exception it raises goes to `sys.unraisablehook`.
     fn on_abort(&self, callback: Py<PyAny>) -> AbortCallbackHandle {
         let listener = self.signal.on_abort(move || {
-            Python::try_attach(|py| {
+            // On a foreign thread (the deadline timer) it runs on an event loop's thread,
+            // still before the asker observes the settlement (foreign.rs).
+            crate::foreign::run_python(move |py| {
                 if let Err(err) = callback.call0(py) {
                     err.write_unraisable(py, Some(callback.bind(py)));
                 }
@@ -62,6 +64,20 @@ impl AbortCallbackHandle {
             .take();
         if let Some(listener) = listener {
             listener.remove();
+        }
+    }
+}
+
+impl Drop for AbortCallbackHandle {
+    /// A handle Python lets go of leaves its callback registered until the signal fires.
+    fn drop(&mut self) {
+        let listener = self
+            .listener
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(listener) = listener {
+            listener.keep();
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The question inbox (§7), the auto-responder (§8) and answer checking (§6).
 
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 use user_questions::{
-    AskUserQuestionAnswer, AutoPolicy, AutoResponder, ErrorCode, InboxSubscription, QuestionInbox,
-    UserQuestionError, parse_answer, parse_questions,
+    AskUserQuestionAnswer, AutoPolicy, AutoResponder, ErrorCode, InboxEvent, InboxSubscription,
+    QuestionInbox, UserQuestionError, parse_answer, parse_questions,
 };
 
 use crate::convert::{to_value, wire_to_py};
@@ -44,7 +46,8 @@ impl PyQuestionInbox {
         }
     }
 
-    /// The pending questions in arrival order: `[{"ticket", "questions", "agentId"?}]`.
+    /// The pending questions in arrival order: `[{"ticket", "questions", "agentId"?,
+    /// "askedAt", "expiresAt"?, "key"?}]`.
     fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wire_to_py(py, &self.inbox.pending())
     }
@@ -65,19 +68,48 @@ impl PyQuestionInbox {
         Ok(self.inbox.fail(ticket_of(ticket)?, message)?)
     }
 
+    /// "I need more time" (§16): moves `ticket`'s deadline to `max(deadline, now +
+    /// seconds)` and returns the new `expiresAt`; None when the question has no deadline.
+    /// `seconds` is a number (not a `bool`) from 0.001 to 2147483.647, rounded to whole
+    /// milliseconds (else `INVALID_ARGUMENT`); `NOT_PENDING` / `ALREADY_RESOLVED` as for
+    /// `answer`. Subscribers get `{"type": "extended", "ticket", "expiresAt"}`.
+    fn extend(&self, ticket: i64, seconds: &Bound<'_, PyAny>) -> SeamResult<Option<String>> {
+        let by = crate::service::timeout_of(Some(seconds))
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                UserQuestionError::invalid_argument(
+                    "seconds must be a number from 0.001 to 2147483.647",
+                )
+            })?;
+        Ok(self.inbox.extend(ticket_of(ticket)?, by)?)
+    }
+
     /// Calls `callback(event)` for every later event, in order: `{"type": "requested",
-    /// "ticket", "questions", "agentId"?}` and `{"type": "resolved", "ticket", "outcome"}`.
+    /// "ticket", "questions", "agentId"?, "askedAt", "expiresAt"?, "key"?}`, `{"type":
+    /// "resolved", "ticket", "outcome"}` and `{"type": "extended", "ticket", "expiresAt"}`.
     /// It runs with the GIL on the thread that caused the event (maybe a background thread);
-    /// an exception it raises goes to `sys.unraisablehook` and delivery goes on. Returns a
-    /// callable that unsubscribes.
+    /// for a deadline (a thread of the core's) on the thread of an event loop with an ask
+    /// waiting for it, before that ask's asker resumes. An exception it raises goes to
+    /// `sys.unraisablehook` and delivery goes on. Returns a callable that unsubscribes.
     fn subscribe(&self, callback: Py<PyAny>) -> InboxUnsubscribe {
+        fn deliver(py: Python<'_>, callback: &Py<PyAny>, event: &InboxEvent) {
+            let delivered = wire_to_py(py, event).and_then(|e| callback.call1(py, (e,)));
+            if let Err(err) = delivered {
+                err.write_unraisable(py, Some(callback.bind(py)));
+            }
+        }
+        let callback = Arc::new(callback);
         let subscription = self.inbox.subscribe(move |event| {
-            Python::try_attach(|py| {
-                let delivered = wire_to_py(py, event).and_then(|e| callback.call1(py, (e,)));
-                if let Err(err) = delivered {
-                    err.write_unraisable(py, Some(callback.bind(py)));
-                }
-            });
+            if crate::foreign::on_python_thread() {
+                Python::attach(|py| deliver(py, &callback, event));
+                return;
+            }
+            // A foreign thread (the deadline timer): it runs on an event loop's thread, in
+            // order and before the asker observes the settlement (foreign.rs).
+            let callback = callback.clone();
+            let event = event.clone();
+            crate::foreign::run_python(move |py| deliver(py, &callback, &event));
         });
         InboxUnsubscribe { subscription }
     }

@@ -13,6 +13,7 @@ mod abort;
 mod agents;
 mod convert;
 mod errors;
+mod foreign;
 mod inbox;
 mod loop_future;
 mod provider;
@@ -39,5 +40,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<service::PyProviderRegistration>()?;
     m.add_function(wrap_pyfunction!(inbox::validate_answer, m)?)?;
     m.add_function(wrap_pyfunction!(service::tool_definition, m)?)?;
+    // From interpreter exit on, foreign threads never attach (foreign.rs).
+    let exiting = wrap_pyfunction!(foreign::_interpreter_exiting, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (exiting,))?;
     Ok(())
 }

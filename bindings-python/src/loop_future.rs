@@ -21,6 +21,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 
+use crate::foreign::{self, Job, RelayLease};
 use crate::provider::running_loop;
 
 /// Turns a settled future's output into the asyncio future's result (or exception).
@@ -40,6 +41,9 @@ struct Driver {
     /// The callable that polls (a `Step`); dropped when the future is done, ending the cycle
     /// driver → step → driver.
     step: Mutex<Option<Py<Step>>>,
+    /// The loop's watch for wakes from foreign threads (an ask with a deadline, §16), held
+    /// while the ask waits.
+    relay: Mutex<Option<RelayLease>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -98,6 +102,28 @@ impl Driver {
         true
     }
 
+    /// Schedules a poll on the loop (at once, when allowed on the loop's own thread).
+    fn schedule(self: &Arc<Self>, py: Python<'_>) {
+        let on_loop_thread = thread::current().id() == self.loop_thread;
+        if on_loop_thread && INLINE.replace(false) {
+            let polled = self.poll(py, false);
+            INLINE.set(true);
+            if polled {
+                return;
+            }
+        }
+        let step = relock(&self.step).as_ref().map(|s| s.clone_ref(py));
+        if let Some(step) = step {
+            let schedule = if on_loop_thread {
+                intern!(py, "call_soon")
+            } else {
+                intern!(py, "call_soon_threadsafe")
+            };
+            // Fails only when the loop is closed; the asker is gone then.
+            let _ = self.event_loop.bind(py).call_method1(schedule, (step,));
+        }
+    }
+
     fn complete(&self, py: Python<'_>, completion: Completion) {
         let future = self.asyncio_future.bind(py);
         let done = future
@@ -115,15 +141,20 @@ impl Driver {
                 err.write_unraisable(py, Some(future));
             }
         }
-        self.release();
+        self.release(py);
     }
 
-    /// Drops the Rust future (withdrawing an unsettled ask) and the poll callable.
-    fn release(&self) {
+    /// Drops the Rust future (withdrawing an unsettled ask) and the poll callable, and stops
+    /// the loop watching for this ask. On the loop's thread.
+    fn release(&self, py: Python<'_>) {
         let future = relock(&self.future).take();
         drop(future);
         let step = relock(&self.step).take();
         drop(step);
+        let relay = relock(&self.relay).take();
+        if let Some(relay) = relay {
+            relay.release(py);
+        }
     }
 }
 
@@ -136,26 +167,23 @@ impl Wake for Driver {
         if self.scheduled.swap(true, Ordering::SeqCst) {
             return;
         }
-        let on_loop_thread = thread::current().id() == self.loop_thread;
-        Python::try_attach(|py| {
-            if on_loop_thread && INLINE.replace(false) {
-                let polled = self.poll(py, false);
-                INLINE.set(true);
-                if polled {
-                    return;
-                }
+        if foreign::on_python_thread() {
+            Python::attach(|py| self.schedule(py));
+            return;
+        }
+        // A foreign thread (the deadline timer): never attach when the loop watches for it.
+        let driver = self.clone();
+        let job: Job = Box::new(move |py| driver.schedule(py));
+        let watched = relock(&self.relay).is_some();
+        let job = if watched {
+            match foreign::enqueue(job) {
+                Ok(()) => return,
+                Err(job) => job,
             }
-            let step = relock(&self.step).as_ref().map(|s| s.clone_ref(py));
-            if let Some(step) = step {
-                let schedule = if on_loop_thread {
-                    intern!(py, "call_soon")
-                } else {
-                    intern!(py, "call_soon_threadsafe")
-                };
-                // Fails only when the loop is closed; the asker is gone then.
-                let _ = self.event_loop.bind(py).call_method1(schedule, (step,));
-            }
-        });
+        } else {
+            job
+        };
+        foreign::attach_unless_exiting(job);
     }
 }
 
@@ -180,8 +208,8 @@ struct OnDone {
 
 #[pymethods]
 impl OnDone {
-    fn __call__(&self, _future: &Bound<'_, PyAny>) {
-        self.driver.release();
+    fn __call__(&self, future: &Bound<'_, PyAny>) {
+        self.driver.release(future.py());
     }
 }
 
@@ -200,9 +228,13 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 /// The first poll uses a no-op waker and builds no Python object; a pending future is polled
 /// again by the driver with its real waker before anything can have been missed (the seam's
 /// futures register the waker of their latest poll).
+///
+/// `foreign_wakes`: the future may be woken on a foreign thread (it has a deadline), so the
+/// loop watches the foreign-thread queue while it waits (see `foreign.rs`).
 pub(crate) fn settle_or_drive<'py, F>(
     event_loop: Bound<'py, PyAny>,
     future: F,
+    foreign_wakes: bool,
 ) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Completion> + Send + 'static,
@@ -214,14 +246,23 @@ where
         drop(future);
         return completion(py).map(|value| value.into_bound(py));
     }
-    drive_on(event_loop, future)
+    drive_on(event_loop, future, foreign_wakes)
 }
 
 /// An asyncio future on `event_loop` (running on this thread) that completes with `future`'s
 /// outcome.
-fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<'_, PyAny>> {
+fn drive_on(
+    event_loop: Bound<'_, PyAny>,
+    future: SeamFuture,
+    foreign_wakes: bool,
+) -> PyResult<Bound<'_, PyAny>> {
     let py = event_loop.py();
     let asyncio_future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let relay = if foreign_wakes {
+        RelayLease::take(&event_loop)
+    } else {
+        None
+    };
     let driver = Arc::new(Driver {
         future: Mutex::new(Some(future)),
         scheduled: AtomicBool::new(false),
@@ -229,6 +270,7 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         loop_thread: thread::current().id(),
         asyncio_future: asyncio_future.clone().unbind(),
         step: Mutex::new(None),
+        relay: Mutex::new(relay),
     });
     *relock(&driver.step) = Some(Py::new(
         py,

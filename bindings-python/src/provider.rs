@@ -81,7 +81,8 @@ impl PyProvider {
         Ok(Box::pin(async move { answer }))
     }
 
-    /// `{"questions": [...], "agent": Agent (only when one asked), "signal": AbortSignal}`.
+    /// `{"questions": [...], "agent": Agent (only when one asked), "signal": AbortSignal,
+    /// "expiresAt"?: str, "key"?: str}` (§16, §20).
     fn request_dict<'py>(
         &self,
         py: Python<'py>,
@@ -104,6 +105,12 @@ impl PyProvider {
                 },
             )?,
         )?;
+        if let Some(expires_at) = request.expires_at() {
+            dict.set_item(intern!(py, "expiresAt"), expires_at)?;
+        }
+        if let Some(key) = &request.key {
+            dict.set_item(intern!(py, "key"), key)?;
+        }
         Ok(dict)
     }
 

@@ -1,16 +1,18 @@
 //! The context and its user-questions service (§3, §4, §11): asking, providers, the tool.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use user_questions::tool::{self, ToolExecution, ToolResult};
 use user_questions::{
     AbortSignal, Agent, AskUserQuestionAnswer, AskUserQuestionRequest, Context,
-    ProviderRegistration, UserQuestionError, UserQuestionService, parse_request,
-    parse_request_json,
+    ProviderRegistration, ReviewPlanRequest, UserQuestionError, UserQuestionService, deadline,
+    messages, parse_request,
 };
 
 use crate::abort::PyAbortSignal;
@@ -40,11 +42,15 @@ pub(crate) struct PyContext {
 #[pymethods]
 impl PyContext {
     #[new]
-    fn new(py: Python<'_>) -> PyResult<Self> {
-        let context = Context::new();
+    #[pyo3(signature = (journal = None))]
+    fn new(py: Python<'_>, journal: Option<PathBuf>) -> PyResult<Self> {
+        let context = match journal {
+            Some(path) => Context::with_journal(path),
+            None => Context::new(),
+        };
         let agents = Arc::new(AgentMap::new(context.agents().clone()));
         let shared = Arc::new(Shared { context, agents });
-        Ok(PyContext {
+        let created = PyContext {
             service: Py::new(
                 py,
                 PyService {
@@ -58,7 +64,10 @@ impl PyContext {
                 },
             )?,
             shared,
-        })
+        };
+        // A journal that cannot be opened is reported now.
+        warn_journal(py, &created.shared);
+        Ok(created)
     }
 
     /// The native user-questions service.
@@ -131,30 +140,85 @@ fn signal_of(signal: Option<&Bound<'_, PyAny>>) -> Result<Option<AbortSignal>, U
     }
 }
 
-/// Parses `{"questions": [...], "agent": a, "signal": s}` with the core's messages.
-/// JSON text (`{"questions": [...]}`) is parsed as such; it carries no agent or signal.
-fn request_of(request: &Bound<'_, PyAny>) -> Result<AskUserQuestionRequest, UserQuestionError> {
-    if let Ok(text) = request.cast::<PyString>() {
-        let text = text
-            .to_cow()
-            .map_err(|_| bad_request("request is not valid UTF-8"))?;
-        return Ok(AskUserQuestionRequest::new(parse_request_json(&text)?));
-    }
-    let questions = parse_request(&to_value(request))?;
-    let (agent, signal) = match request.cast::<pyo3::types::PyDict>() {
-        Ok(dict) => {
-            let py = request.py();
-            let agent = dict.get_item(intern!(py, "agent")).ok().flatten();
-            let signal = dict.get_item(intern!(py, "signal")).ok().flatten();
-            (agent_of(agent.as_ref())?, signal_of(signal.as_ref())?)
-        }
-        Err(_) => (None, None),
+/// The message of §16 for Python's `timeout`.
+fn bad_timeout() -> UserQuestionError {
+    bad_request("timeout must be a number of seconds from 0.001 to 2147483.647")
+}
+
+/// Python's `timeout`: seconds, a number (not a `bool`) from 0.001 to 2147483.647, rounded
+/// to whole milliseconds; None is no deadline.
+pub(crate) fn timeout_of(
+    timeout: Option<&Bound<'_, PyAny>>,
+) -> Result<Option<Duration>, UserQuestionError> {
+    let Some(timeout) = timeout.filter(|t| !t.is_none()) else {
+        return Ok(None);
     };
-    Ok(AskUserQuestionRequest {
-        questions,
-        agent,
-        signal,
-    })
+    let seconds = if timeout.is_instance_of::<PyBool>()
+        || !(timeout.is_instance_of::<PyInt>() || timeout.is_instance_of::<PyFloat>())
+    {
+        None
+    } else {
+        timeout.extract::<f64>().ok()
+    };
+    match seconds {
+        Some(seconds) => deadline::timeout_from_seconds(seconds).map(Some),
+        None => Err(bad_timeout()),
+    }
+}
+
+/// A request's `key`: a string (checked by the core), or None.
+pub(crate) fn key_of(key: Option<&Bound<'_, PyAny>>) -> Result<Option<String>, UserQuestionError> {
+    match key.filter(|k| !k.is_none()) {
+        None => Ok(None),
+        Some(key) => key
+            .cast::<PyString>()
+            .ok()
+            .and_then(|k| k.to_cow().ok())
+            .map(|k| Some(k.into_owned()))
+            .ok_or_else(|| bad_request(messages::BAD_KEY)),
+    }
+}
+
+/// Parses `{"questions": [...], "agent": a, "signal": s, "timeout": seconds, "key": k}` with
+/// the core's messages (questions, then timeout, key, agent, signal). JSON text is the wire
+/// request `{"questions": [...], "timeoutMs"?, "key"?}`; it carries no agent or signal.
+/// Also returns the agent, when it is one, for the journal's `refused` line.
+fn request_of(
+    request: &Bound<'_, PyAny>,
+) -> (
+    Result<AskUserQuestionRequest, UserQuestionError>,
+    Option<Agent>,
+) {
+    if let Ok(text) = request.cast::<PyString>() {
+        let parsed = match text.to_cow() {
+            Ok(text) => AskUserQuestionRequest::from_json(&text),
+            Err(_) => Err(bad_request("request is not valid UTF-8")),
+        };
+        return (parsed, None);
+    }
+    let dict = request.cast::<PyDict>().ok();
+    let field = |name: &str| dict.and_then(|d| d.get_item(name).ok().flatten());
+    let agent = agent_of(field("agent").as_ref());
+    let caller = agent.as_ref().ok().cloned().flatten();
+    let parsed = (|| {
+        let questions = parse_request(&to_value(request))?;
+        // Present in the dict, None is no value: malformed, like JSON null (§2).
+        let timeout = match field("timeout") {
+            Some(t) if t.is_none() => return Err(bad_timeout()),
+            t => timeout_of(t.as_ref())?,
+        };
+        let key = match field("key") {
+            Some(k) if k.is_none() => return Err(bad_request(messages::BAD_KEY)),
+            k => key_of(k.as_ref())?,
+        };
+        let mut parsed = AskUserQuestionRequest::new(questions);
+        parsed.agent = agent?;
+        parsed.signal = signal_of(field("signal").as_ref())?;
+        parsed.timeout = timeout;
+        parsed.key = key;
+        Ok(parsed)
+    })();
+    (parsed, caller)
 }
 
 #[pymethods]
@@ -168,30 +232,116 @@ impl PyService {
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let event_loop = required_loop(py)?;
-        let pending = request_of(request)
-            .and_then(|request| self.service().start(request))
-            .map_err(|e| to_py_err(py, &e))?;
-        settle_or_drive(event_loop, async move { answer_completion(pending.await) })
+        let service = self.service();
+        let (parsed, caller) = request_of(request);
+        let started = match parsed {
+            Ok(request) => service.start(request),
+            Err(error) => {
+                service.refuse(caller.as_ref(), &error);
+                Err(error)
+            }
+        };
+        self.warn_journal_error(py);
+        let pending = started.map_err(|e| to_py_err(py, &e))?;
+        let foreign_wakes = pending.deadline().is_some();
+        let shared = self.shared.clone();
+        settle_or_drive(
+            event_loop,
+            async move {
+                let outcome = pending.await;
+                Box::new(move |py: Python<'_>| {
+                    warn_journal(py, &shared);
+                    answer_completion(outcome)(py)
+                }) as Completion
+            },
+            foreign_wakes,
+        )
+    }
+
+    /// Asks for a review of `plan` (§17): one plan-review question through `ask`, mapped to
+    /// `{"decision", "feedback"?}`. Returns the review dict when it settled at once (raises
+    /// its error), else an asyncio future of it.
+    #[pyo3(signature = (plan, agent = None, signal = None, timeout = None, question = None))]
+    fn review_plan<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Bound<'py, PyAny>,
+        agent: Option<&Bound<'py, PyAny>>,
+        signal: Option<&Bound<'py, PyAny>>,
+        timeout: Option<&Bound<'py, PyAny>>,
+        question: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let event_loop = required_loop(py)?;
+        let text = |value: &Bound<'py, PyAny>, what: &str| {
+            value
+                .cast::<PyString>()
+                .ok()
+                .and_then(|s| s.to_cow().ok())
+                .map(|s| s.into_owned())
+                .ok_or_else(|| bad_request(&format!("{what} must be a string")))
+        };
+        let request = (|| {
+            let mut request = ReviewPlanRequest::new(text(plan, "plan")?);
+            if let Some(question) = question.filter(|q| !q.is_none()) {
+                request = request.with_question(text(question, "question")?);
+            }
+            request.agent = agent_of(agent)?;
+            request.signal = signal_of(signal)?;
+            request.timeout = timeout_of(timeout)?;
+            Ok(request)
+        })();
+        let started = request.and_then(|request| self.service().start_review(request));
+        self.warn_journal_error(py);
+        let pending = started.map_err(|e| to_py_err(py, &e))?;
+        let foreign_wakes = pending.ask().deadline().is_some();
+        let shared = self.shared.clone();
+        settle_or_drive(
+            event_loop,
+            async move {
+                let outcome = pending.await;
+                Box::new(move |py: Python<'_>| {
+                    warn_journal(py, &shared);
+                    match outcome {
+                        Ok(review) => Ok(to_py(
+                            py,
+                            &serde_json::to_value(&review).map_err(|e| {
+                                pyo3::exceptions::PyValueError::new_err(e.to_string())
+                            })?,
+                        )?
+                        .unbind()),
+                        Err(error) => Err(to_py_err(py, &error)),
+                    }
+                }) as Completion
+            },
+            foreign_wakes,
+        )
     }
 
     /// Executes the tool `ask_user_question` (§9); returns the tool result dict when it
     /// settled at once, else an asyncio future of it. Never fails with a seam error. `args`
     /// may be JSON text.
-    #[pyo3(signature = (args, agent = None, signal = None))]
+    #[pyo3(signature = (args, agent = None, signal = None, timeout = None, key = None))]
     fn execute_tool<'py>(
         &self,
         py: Python<'py>,
         args: &Bound<'py, PyAny>,
         agent: Option<&Bound<'py, PyAny>>,
         signal: Option<&Bound<'py, PyAny>>,
+        timeout: Option<&Bound<'py, PyAny>>,
+        key: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let event_loop = required_loop(py)?;
-        let exec = agent_of(agent).and_then(|agent| {
-            Ok(ToolExecution {
-                agent,
-                signal: signal_of(signal)?,
-            })
-        });
+        let exec = (|| {
+            let mut exec = ToolExecution::new();
+            exec.agent = agent_of(agent)?;
+            exec.signal = signal_of(signal)?;
+            exec.timeout = timeout_of(timeout)?;
+            exec.key = key_of(key)?;
+            Ok(exec)
+        })();
+        let foreign_wakes = exec
+            .as_ref()
+            .is_ok_and(|exec: &ToolExecution| exec.timeout.is_some());
         let service = self.service();
         let execution: std::pin::Pin<Box<dyn std::future::Future<Output = ToolResult> + Send>> =
             match exec {
@@ -205,7 +355,19 @@ impl PyService {
                     Err(_) => Box::pin(tool::execute(service, &to_value(args), exec)),
                 },
             };
-        settle_or_drive(event_loop, async move { tool_completion(execution.await) })
+        self.warn_journal_error(py);
+        let shared = self.shared.clone();
+        settle_or_drive(
+            event_loop,
+            async move {
+                let result = execution.await;
+                Box::new(move |py: Python<'_>| {
+                    warn_journal(py, &shared);
+                    tool_completion(result)(py)
+                }) as Completion
+            },
+            foreign_wakes,
+        )
     }
 
     /// Registers the one provider of this context: a `QuestionInbox`, an `AutoResponder`, a
@@ -256,6 +418,23 @@ impl PyService {
 impl PyService {
     fn service(&self) -> &UserQuestionService {
         self.shared.context.user_questions()
+    }
+
+    fn warn_journal_error(&self, py: Python<'_>) {
+        warn_journal(py, &self.shared);
+    }
+}
+
+/// Reports the journal's first write error, once, as a `RuntimeWarning` (§18); a warning
+/// filter that turns it into an error sends it to `sys.unraisablehook` instead of failing
+/// the ask.
+fn warn_journal(py: Python<'_>, shared: &Shared) {
+    if let Some(error) = shared.context.user_questions().take_journal_error() {
+        let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        let message = std::ffi::CString::new(error.replace('\0', " ")).unwrap_or_default();
+        if let Err(err) = PyErr::warn(py, &category, &message, 1) {
+            err.write_unraisable(py, None);
+        }
     }
 }
 

@@ -475,4 +475,5 @@ async def test_every_code_reachable_from_python_is_raised() -> None:
         inbox.fail(2, "gone")
         await catch(task)  # PROVIDER_FAILED
         await catch(lambda: svc.ask_blocking(request()))  # INVALID_ARGUMENT
+        await catch(svc.ask(request(timeout=0.001)))  # ASK_TIMED_OUT
     assert seen == set(uq.CODES) - {"OK", "INTERNAL"}

@@ -4,6 +4,7 @@ task or thread, events to subscribers."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import threading
 import time
@@ -22,6 +23,16 @@ async def _pending(inbox: uq.QuestionInbox, n: int = 1) -> List[Dict[str, Any]]:
     return inbox.pending()
 
 
+RFC3339_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def _without_asked_at(item: Any) -> Any:
+    """``item`` without its ``askedAt``, which must be RFC 3339 UTC with milliseconds."""
+    item = dict(item)
+    assert RFC3339_MS.match(item.pop("askedAt")), item
+    return item
+
+
 async def _until(predicate: Any) -> None:
     deadline = time.monotonic() + 5
     while not predicate() and time.monotonic() < deadline:
@@ -36,7 +47,7 @@ async def test_a_ui_answers_a_pending_question_from_another_thread(ctx: uq.Conte
     ctx.agents.enter(root)
     task = asyncio.ensure_future(ctx.user_questions.ask(request(agent=root)))
     (pending,) = await _pending(inbox)
-    assert pending == {"ticket": 1, "questions": [QUESTION], "agentId": "root"}
+    assert _without_asked_at(pending) == {"ticket": 1, "questions": [QUESTION], "agentId": "root"}
     thread = threading.Thread(target=inbox.answer, args=(1, YES))
     thread.start()
     assert await asyncio.wait_for(task, 5) == YES
@@ -102,6 +113,8 @@ async def test_subscribers_see_every_event_and_several_uis_watch_one_inbox(ctx: 
     with pytest.raises(asyncio.CancelledError):
         await task
     await _until(lambda: len(first) == 4)
+    first = [e if e["type"] != "requested" else _without_asked_at(e) for e in first]
+    second = [e if e["type"] != "requested" else _without_asked_at(e) for e in second]
     assert first == [
         {"type": "requested", "ticket": 1, "questions": [QUESTION]},
         {"type": "resolved", "ticket": 1, "outcome": "answered"},
@@ -222,7 +235,9 @@ async def test_a_subscription_is_a_context_manager_that_unsubscribes_on_exit(
         await _pending(inbox)
     inbox.answer(1, YES)
     assert await task == YES
-    assert seen == [{"type": "requested", "ticket": 1, "questions": [QUESTION]}]
+    assert [_without_asked_at(e) for e in seen] == [
+        {"type": "requested", "ticket": 1, "questions": [QUESTION]}
+    ]
     subscription()  # still idempotent after the block
 
 

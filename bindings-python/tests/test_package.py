@@ -38,6 +38,7 @@ SPEC_CODES = {
     "AGENT_EXISTS": 14,
     "INVALID_ARGUMENT": 15,
     "INTERNAL": 16,
+    "ASK_TIMED_OUT": 17,
 }
 
 
@@ -62,7 +63,7 @@ def test_the_issue_s_exports_are_there() -> None:
 
 def test_codes_equal_spec_section_10() -> None:
     assert uq.CODES == SPEC_CODES
-    assert list(uq.CODES.values()) == list(range(17))
+    assert list(uq.CODES.values()) == list(range(18))
 
 
 def test_user_question_error_carries_code_and_message() -> None:
@@ -164,7 +165,7 @@ def test_the_typed_dicts_have_the_wire_keys_the_core_produces() -> None:
                 await asyncio.sleep(0)
             (pending,) = inbox.pending()
             _fits(pending, uq.PendingQuestion)
-            assert set(pending) == {"ticket", "questions", "agentId"}
+            assert list(pending) == ["ticket", "questions", "agentId", "askedAt"]
             inbox.answer(
                 pending["ticket"], {"answers": [{"id": "go", "selected": [], "custom": "x"}]}
             )

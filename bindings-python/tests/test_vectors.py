@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -62,10 +64,82 @@ def _flavours(case: Dict[str, Any]) -> List[str]:
 ASK_CASES = _cases("", flavoured=True)
 TOOL_CASES = _cases("tool")
 INBOX_CASES = _cases("inbox")
+REVIEW_CASES = _cases("review", flavoured=True)
+
+RFC3339_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+MAX_TIMEOUT_MS = 2147483647
 
 
 def test_vectors_are_present() -> None:
-    assert ASK_CASES and TOOL_CASES and INBOX_CASES
+    assert ASK_CASES and TOOL_CASES and INBOX_CASES and REVIEW_CASES
+
+
+def _valid_timeout_ms(ms: Any) -> bool:
+    return type(ms) is int and 1 <= ms <= MAX_TIMEOUT_MS
+
+
+def _python_request(
+    request: Dict[str, Any], agent: Optional[uq.Agent], signal: Optional[uq.AbortSignal]
+) -> Any:
+    """The wire request as Python asks it: a valid ``timeoutMs`` becomes ``timeout`` in
+    seconds; a malformed one goes as wire JSON text, where it keeps its meaning and message
+    (tests/vectors/README.md)."""
+    if "timeoutMs" in request and not _valid_timeout_ms(request["timeoutMs"]):
+        return json.dumps(request)
+    req = {k: v for k, v in request.items() if k != "timeoutMs"}
+    if "timeoutMs" in request:
+        req["timeout"] = request["timeoutMs"] / 1000
+    if signal is not None:
+        req["signal"] = signal
+    if agent is not None:
+        req["agent"] = agent
+    return req
+
+
+def _seconds(ms: Optional[int]) -> Optional[float]:
+    return None if ms is None else ms / 1000
+
+
+class Journal:
+    """A fresh journal file for a case with ``journal`` (None otherwise)."""
+
+    def __init__(self, case: Dict[str, Any]) -> None:
+        self.path: Optional[str] = None
+        if "journal" in case:
+            fd, self.path = tempfile.mkstemp(suffix=".jsonl")
+            os.close(fd)
+            os.unlink(self.path)
+
+    def context(self) -> uq.Context:
+        return uq.Context(journal=self.path)
+
+    def check(self, case: Dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        with open(self.path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        os.unlink(self.path)
+        normalised = []
+        for line in lines:
+            at = re.search(r'"at":"([^"]*)"', line)
+            assert at and RFC3339_MS.match(at[1]), line
+            line = line.replace(at[0], '"at":"T"', 1)
+            ms = re.search(r'"ms":(\d+)', line)
+            if ms:
+                line = line.replace(ms[0], '"ms":0', 1)
+            normalised.append(line)
+        assert normalised == case["journal"]
+
+
+def _check_provider_request(case: Dict[str, Any], seen: Optional[Dict[str, Any]]) -> None:
+    expected = case.get("providerRequest")
+    if expected is None:
+        return
+    assert seen is not None, "the provider was not called"
+    assert seen.get("key") == expected.get("key")
+    assert ("expiresAt" in seen) is expected["expiresAt"]
+    if expected["expiresAt"]:
+        assert RFC3339_MS.match(seen["expiresAt"]), seen["expiresAt"]
 
 
 class VectorProvider:
@@ -136,7 +210,7 @@ def _setup(
     spec = case.get("provider")
     provider: Optional[VectorProvider] = None
     if spec is not None:
-        if "auto" in spec and case.get("abort") != "during":
+        if "auto" in spec and case.get("abort") != "during" and "providerRequest" not in case:
             ctx.user_questions.register_provider(
                 uq.AutoResponder(spec["auto"], spec.get("approveIntents", False))
             )
@@ -158,7 +232,8 @@ def _check_outcome(expect: Dict[str, Any], outcome: Any) -> None:
 
 @pytest.mark.parametrize(("case", "flavour"), ASK_CASES)
 async def test_ask_vector(case: Dict[str, Any], flavour: str) -> None:
-    with uq.Context() as ctx:
+    journal = Journal(case)
+    with journal.context() as ctx:
         provider, agent = _setup(ctx, case, flavour)
         controller = uq.AbortController()
         if case.get("abort") == "before":
@@ -166,9 +241,7 @@ async def test_ask_vector(case: Dict[str, Any], flavour: str) -> None:
         if "requestJson" in case:
             req: Any = case["requestJson"]
         else:
-            req = {**case["request"], "signal": controller.signal}
-            if agent is not None:
-                req["agent"] = agent
+            req = _python_request(case["request"], agent, controller.signal)
         task = asyncio.ensure_future(ctx.user_questions.ask(req))
         if case.get("abort") == "during" and provider is not None:
             called = asyncio.ensure_future(provider.called.wait())
@@ -188,21 +261,71 @@ async def test_ask_vector(case: Dict[str, Any], flavour: str) -> None:
                 "questions"
             ]
             assert [q["id"] for q in provider.seen["questions"]] == [q["id"] for q in asked]
-            if agent is not None and "requestJson" not in case:
+            if agent is not None and isinstance(req, dict):
                 assert provider.seen["agent"] is agent
             else:
                 assert "agent" not in provider.seen
             assert isinstance(provider.seen["signal"], uq.AbortSignal)
+        _check_provider_request(case, provider.seen if provider else None)
+    journal.check(case)
 
 
 @pytest.mark.parametrize("case", TOOL_CASES)
 async def test_tool_vector(case: Dict[str, Any]) -> None:
-    with uq.Context() as ctx:
-        _, agent = _setup(ctx, case, "sync")
+    journal = Journal(case)
+    with journal.context() as ctx:
+        provider, agent = _setup(ctx, case, "sync")
         tool = uq.AskUserQuestionTool(ctx)
         args = case["argsJson"] if "argsJson" in case else case["args"]
-        result = await asyncio.wait_for(tool.execute(args, agent=agent), 10)
+        result = await asyncio.wait_for(
+            tool.execute(
+                args, agent=agent, timeout=_seconds(case.get("timeoutMs")), key=case.get("key")
+            ),
+            10,
+        )
         assert result == case["expect"]
+        _check_provider_request(case, provider.seen if provider else None)
+    journal.check(case)
+
+
+@pytest.mark.parametrize(("case", "flavour"), REVIEW_CASES)
+async def test_review_vector(case: Dict[str, Any], flavour: str) -> None:
+    journal = Journal(case)
+    with journal.context() as ctx:
+        provider, agent = _setup(ctx, case, flavour)
+        controller = uq.AbortController()
+        if case.get("abort") == "before":
+            controller.abort()
+        task = asyncio.ensure_future(
+            ctx.user_questions.review_plan(
+                case["plan"],
+                agent=agent,
+                signal=controller.signal,
+                timeout=_seconds(case.get("timeoutMs")),
+                question=case.get("question"),
+            )
+        )
+        if case.get("abort") == "during" and provider is not None:
+            called = asyncio.ensure_future(provider.called.wait())
+            await asyncio.wait([task, called], return_when=asyncio.FIRST_COMPLETED)
+            if provider.called.is_set():
+                controller.abort()
+            called.cancel()
+        try:
+            outcome: Any = await asyncio.wait_for(task, 10)
+        except uq.UserQuestionError as error:
+            outcome = error
+        expect = case["expect"]
+        if "review" in expect:
+            assert outcome == expect["review"]
+        else:
+            _check_outcome(expect, outcome)
+        if "providerCalled" in case and provider is not None:
+            assert (provider.calls == 1) is case["providerCalled"]
+        if "providerQuestions" in case:
+            assert provider is not None and provider.seen is not None
+            assert provider.seen["questions"] == case["providerQuestions"]
+    journal.check(case)
 
 
 @pytest.mark.parametrize("case", INBOX_CASES)
@@ -211,29 +334,57 @@ async def test_inbox_vector(case: Dict[str, Any]) -> None:
     _, agent = _setup(ctx, {k: v for k, v in case.items() if k != "provider"}, "sync")
     inbox = uq.QuestionInbox()
     ctx.user_questions.register_provider(inbox)
-    req: Dict[str, Any] = {"questions": case["request"]["questions"]}
-    if agent is not None:
-        req["agent"] = agent
+    events: List[str] = []
+
+    def record(event: uq.InboxEvent) -> None:
+        if event["type"] == "resolved":
+            events.append(f"resolved {event['ticket']} {event['outcome']}")
+        else:
+            events.append(f"{event['type']} {event['ticket']}")
+
+    inbox.subscribe(record)
+    req = _python_request(case["request"], agent, None)
     task = asyncio.ensure_future(ctx.user_questions.ask(req))
     await asyncio.sleep(0)
+    if "pendingKeys" in case:
+        (pending,) = inbox.pending()
+        assert list(pending) == case["pendingKeys"]
+        assert RFC3339_MS.match(pending["askedAt"])
     for step in case["submit"]:
         ticket = step.get("ticket", 1)
+        if "settle" in step:
+            await asyncio.wait([task], timeout=10)
+            assert task.done()
+            continue
+        before = {p["ticket"]: p for p in inbox.pending()}.get(ticket, {})
+        returned: Any = None
         try:
             if "answer" in step:
                 inbox.answer(ticket, step["answer"])
             elif "cancel" in step:
                 inbox.cancel(ticket)
+            elif "extend" in step:
+                returned = inbox.extend(ticket, step["extend"] / 1000)
             else:
                 inbox.fail(ticket, step["fail"])
             got = "OK"
         except uq.UserQuestionError as error:
             got = error.code
         assert got == step["expect"], step
+        if step.get("expiresAt") == "none":
+            assert returned is None
+        elif step.get("expiresAt") == "later":
+            assert isinstance(returned, str) and RFC3339_MS.match(returned)
+            assert returned > before["expiresAt"]
+            now = {p["ticket"]: p for p in inbox.pending()}[ticket]
+            assert now["expiresAt"] == returned
     expect = case["expect"]
     if expect.get("pending"):
         pending = inbox.pending()
         assert [p["ticket"] for p in pending] == [1]
         assert pending[0]["questions"] == case["request"]["questions"]
+        if agent is not None:
+            assert pending[0]["agentId"] == agent.id
         assert not task.done()
         ctx.close()
         expect = {"error": {"code": "ASK_ABORTED", "message": uq_disposed_message()}}
@@ -242,6 +393,8 @@ async def test_inbox_vector(case: Dict[str, Any]) -> None:
     except uq.UserQuestionError as error:
         outcome = error
     _check_outcome(expect, outcome)
+    if "events" in case:
+        assert events == case["events"]
     ctx.close()
 
 

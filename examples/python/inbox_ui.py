@@ -44,7 +44,7 @@ async def main() -> None:
         # Runs on whichever thread caused the event: hand it to the loop.
         if event["type"] == "requested":
             loop.call_soon_threadsafe(tickets.put_nowait, event["ticket"])
-        else:
+        elif event["type"] == "resolved":
             print(f"[ui] #{event['ticket']} {event['outcome']}")
 
     unsubscribe = inbox.subscribe(on_event)

@@ -3,6 +3,7 @@ over the native module."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Awaitable, Dict, Mapping, Optional, Protocol, Union, cast
 
 from . import _native
@@ -16,7 +17,14 @@ from ._native import (
     QuestionInbox,
     TerminalProvider,
 )
-from ._types import Answer, ProviderRequest, Request, ToolDefinition, ToolResult
+from ._types import (
+    Answer,
+    PlanReview,
+    ProviderRequest,
+    Request,
+    ToolDefinition,
+    ToolResult,
+)
 
 __all__ = ["AskUserQuestionTool", "Context", "Provider", "UserQuestionService"]
 
@@ -81,6 +89,53 @@ class UserQuestionService:
         """
         return cast(Answer, run_blocking("ask_blocking", self._native.ask, _plain(request)))
 
+    async def review_plan(
+        self,
+        plan: str,
+        *,
+        agent: Optional[Agent] = None,
+        signal: Optional[AbortSignal] = None,
+        timeout: Optional[float] = None,
+        question: Optional[str] = None,
+    ) -> PlanReview:
+        """Asks the user to review ``plan`` (markdown) and returns ``{"decision": "approved" |
+        "revise" | "rejected" | "dismissed", "feedback"?: str}`` (§17).
+
+        One plan-review question (``question``, default ``"Approve this plan?"``, with the
+        options Approve, Revise and Reject) goes through :meth:`ask` with all its checks and
+        guarantees; free text is ``revise`` with that ``feedback``, a skip is ``dismissed``.
+        An empty plan raises ``INVALID_REQUEST`` (``review_plan requires a plan``).
+        ``timeout`` is in seconds, as in a request.
+        """
+        outcome = self._native.review_plan(plan, agent, signal, timeout, question)
+        if isinstance(outcome, dict):  # settled at once
+            return cast(PlanReview, outcome)
+        return cast(PlanReview, await outcome)
+
+    def review_plan_blocking(
+        self,
+        plan: str,
+        *,
+        agent: Optional[Agent] = None,
+        signal: Optional[AbortSignal] = None,
+        timeout: Optional[float] = None,
+        question: Optional[str] = None,
+    ) -> PlanReview:
+        """:meth:`review_plan` for synchronous hosts, on this thread's private loop, like
+        :meth:`ask_blocking`."""
+        return cast(
+            PlanReview,
+            run_blocking(
+                "review_plan_blocking",
+                self._native.review_plan,
+                plan,
+                agent,
+                signal,
+                timeout,
+                question,
+            ),
+        )
+
     def register_provider(
         self, provider: Union[Provider, QuestionInbox, AutoResponder, TerminalProvider]
     ) -> ProviderRegistration:
@@ -121,8 +176,11 @@ class Context:
 
     __slots__ = ("_native", "_user_questions")
 
-    def __init__(self) -> None:
-        self._native = _native.Context()
+    def __init__(self, journal: Union[str, os.PathLike[str], None] = None) -> None:
+        """``journal``: a file every ask of this context is recorded in (JSON Lines, appended,
+        §18). A journal that cannot be written never fails or delays an ask; its first write
+        error is reported once, as a ``RuntimeWarning``."""
+        self._native = _native.Context(journal)
         self._user_questions = UserQuestionService(self._native.user_questions)
 
     @property
@@ -178,12 +236,16 @@ class AskUserQuestionTool:
         args: Union[Mapping[str, Any], str],
         agent: Optional[Agent] = None,
         signal: Optional[AbortSignal] = None,
+        timeout: Optional[float] = None,
+        key: Optional[str] = None,
     ) -> ToolResult:
         """Asks with the tool's arguments (a dict, or JSON text) and returns the tool result:
         ``{"isError": False, "value": answer, "content": [...]}`` or ``{"isError": True,
         "error": {"name", "code", "message"}, "content": [...]}``. Never raises for a seam
-        error; cancelling the awaiting task withdraws the ask."""
-        outcome = self._service.execute_tool(_plain(args), agent, signal)
+        error; cancelling the awaiting task withdraws the ask. ``timeout`` (seconds) and
+        ``key`` come from the caller, never from the model's arguments (§16): at the deadline
+        the result is the failure form with ``ASK_TIMED_OUT``."""
+        outcome = self._service.execute_tool(_plain(args), agent, signal, timeout, key)
         if isinstance(outcome, dict):  # settled at once
             return cast(ToolResult, outcome)
         return cast(ToolResult, await outcome)

@@ -6,6 +6,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union, final
 
 from typing_extensions import disjoint_base
 
+import os
+
 from ._types import InboxEvent, PendingQuestion
 
 __all__ = [
@@ -88,6 +90,7 @@ class QuestionInbox:
     def answer(self, ticket: int, answer: Mapping[str, Any]) -> None: ...
     def cancel(self, ticket: int) -> None: ...
     def fail(self, ticket: int, message: str) -> None: ...
+    def extend(self, ticket: int, seconds: float) -> Optional[str]: ...
     def subscribe(self, callback: Callable[[InboxEvent], object]) -> InboxUnsubscribe: ...
     def __len__(self) -> int: ...
 
@@ -128,6 +131,16 @@ class UserQuestionService:
         args: Union[Mapping[str, Any], str],
         agent: Optional[Agent] = None,
         signal: Optional[AbortSignal] = None,
+        timeout: Optional[float] = None,
+        key: Optional[str] = None,
+    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
+    def review_plan(
+        self,
+        plan: str,
+        agent: Optional[Agent] = None,
+        signal: Optional[AbortSignal] = None,
+        timeout: Optional[float] = None,
+        question: Optional[str] = None,
     ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
     def register_provider(self, provider: object) -> ProviderRegistration: ...
     @property
@@ -139,7 +152,7 @@ class UserQuestionService:
 
 @final
 class Context:
-    def __new__(cls) -> Context: ...
+    def __new__(cls, journal: Union[str, os.PathLike[str], None] = None) -> Context: ...
     @property
     def user_questions(self) -> UserQuestionService: ...
     @property

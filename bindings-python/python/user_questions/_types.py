@@ -11,12 +11,15 @@ __all__ = [
     "Answer",
     "AnswerItem",
     "CodeName",
+    "Decision",
+    "ExtendedEvent",
     "InboxEvent",
     "Intent",
     "Item",
     "Option",
     "Outcome",
     "PendingQuestion",
+    "PlanReview",
     "ProviderRequest",
     "Request",
     "RequestedEvent",
@@ -48,10 +51,14 @@ CodeName = Literal[
     "AGENT_EXISTS",
     "INVALID_ARGUMENT",
     "INTERNAL",
+    "ASK_TIMED_OUT",
 ]
 
 #: How an inbox question was resolved (§7).
-Outcome = Literal["answered", "cancelled", "aborted", "failed"]
+Outcome = Literal["answered", "cancelled", "aborted", "failed", "timed_out"]
+
+#: A plan review's decision (§17).
+Decision = Literal["approved", "revise", "rejected", "dismissed"]
 
 
 class _OptionRequired(TypedDict):
@@ -109,10 +116,15 @@ class _RequestRequired(TypedDict):
 
 
 class Request(_RequestRequired, total=False):
-    """What an asker passes to ``ask``: ``{"questions", "agent"?, "signal"?}``."""
+    """What an asker passes to ``ask``: ``{"questions", "agent"?, "signal"?, "timeout"?,
+    "key"?}``. ``timeout``: seconds (0.001 to 2147483.647, rounded to whole milliseconds)
+    from when the provider is reached; then the ask settles ``ASK_TIMED_OUT``. ``key``: a
+    resumable key, 1 to 256 characters."""
 
     agent: Agent
     signal: AbortSignal
+    timeout: float
+    key: str
 
 
 class _ProviderRequestRequired(TypedDict):
@@ -122,9 +134,12 @@ class _ProviderRequestRequired(TypedDict):
 
 class ProviderRequest(_ProviderRequestRequired, total=False):
     """What a provider's ``ask`` receives: ``{"questions", "agent"? (only when one asked),
-    "signal"}``; the signal fires when the ask is withdrawn."""
+    "signal", "expiresAt"?, "key"?}``; the signal fires when the ask is withdrawn (also at
+    its deadline, ``expiresAt``: RFC 3339 UTC with milliseconds)."""
 
     agent: Agent
+    expiresAt: str
+    key: str
 
 
 class _PendingQuestionRequired(TypedDict):
@@ -133,9 +148,13 @@ class _PendingQuestionRequired(TypedDict):
 
 
 class PendingQuestion(_PendingQuestionRequired, total=False):
-    """A question waiting in a ``QuestionInbox``: ``{"ticket", "questions", "agentId"?}``."""
+    """A question waiting in a ``QuestionInbox``: ``{"ticket", "questions", "agentId"?,
+    "askedAt", "expiresAt"?, "key"?}`` (times: RFC 3339 UTC with milliseconds)."""
 
     agentId: str
+    askedAt: str
+    expiresAt: str
+    key: str
 
 
 class _RequestedEventRequired(TypedDict):
@@ -145,9 +164,13 @@ class _RequestedEventRequired(TypedDict):
 
 
 class RequestedEvent(_RequestedEventRequired, total=False):
-    """``{"type": "requested", "ticket", "questions", "agentId"?}``."""
+    """``{"type": "requested", "ticket", "questions", "agentId"?, "askedAt", "expiresAt"?,
+    "key"?}``: a new pending question."""
 
     agentId: str
+    askedAt: str
+    expiresAt: str
+    key: str
 
 
 class ResolvedEvent(TypedDict):
@@ -158,8 +181,26 @@ class ResolvedEvent(TypedDict):
     outcome: Outcome
 
 
+class ExtendedEvent(TypedDict):
+    """``{"type": "extended", "ticket", "expiresAt"}``: someone gave the user more time."""
+
+    type: Literal["extended"]
+    ticket: int
+    expiresAt: str
+
+
 #: What an inbox subscriber receives.
-InboxEvent = Union[RequestedEvent, ResolvedEvent]
+InboxEvent = Union[RequestedEvent, ResolvedEvent, ExtendedEvent]
+
+
+class _PlanReviewRequired(TypedDict):
+    decision: Decision
+
+
+class PlanReview(_PlanReviewRequired, total=False):
+    """The outcome of ``review_plan``: ``{"decision", "feedback"?}``."""
+
+    feedback: str
 
 
 class TextContent(TypedDict):
