@@ -1,1 +1,498 @@
-pub fn x(){}
+//! # user-questions-remote
+//!
+//! [`RemoteProvider`]: a provider that asks through a user-questions hub (docs/reference.md
+//! §20, `uq serve`). Each ask is posted to the hub (`POST /api/v1/asks`, with the request's
+//! `agentId`, `timeoutMs` and `key`), its outcome long-polled, and the ask settled from it:
+//!
+//! | hub status | the asker gets |
+//! |---|---|
+//! | `answered` | the answer |
+//! | `cancelled` | `ASK_CANCELLED` |
+//! | `timed_out` | `ASK_TIMED_OUT` |
+//! | `withdrawn` | `ASK_ABORTED` |
+//! | `failed` | `PROVIDER_FAILED` with the hub's message |
+//!
+//! When the ask is withdrawn (its signal fires) the provider sends `DELETE`. A hub that is
+//! down or restarting is ridden out: the provider reconnects with backoff (at most 5 s
+//! between tries) for [`DEFAULT_OUTAGE_LIMIT`], then fails `PROVIDER_FAILED` naming the
+//! hub's address. It never waits past the ask's deadline (the core settles the ask then).
+//!
+//! ```no_run
+//! use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context};
+//! use user_questions_remote::RemoteProvider;
+//!
+//! let ctx = Context::new();
+//! let remote = RemoteProvider::new("http://127.0.0.1:8700", "TOKEN").unwrap();
+//! ctx.user_questions().register_provider(remote).unwrap();
+//! let question = AskUserQuestionItem::new("go", "Proceed?");
+//! let answer = futures::executor::block_on(
+//!     ctx.user_questions().ask(AskUserQuestionRequest::new(vec![question]).with_key("call-1")),
+//! );
+//! ```
+//!
+//! The HTTP client (reqwest over rustls, no OpenSSL) runs on a small tokio runtime of the
+//! provider's own, on its own thread, shut down when the last clone is dropped. It only ever
+//! touches core types: a foreign host's objects are never reached from its threads.
+
+#![warn(missing_docs)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use user_questions::{
+    AskUserQuestionAnswer, Deadline, ErrorCode, ProviderFuture, ProviderRequest, Result,
+    UserQuestionError, UserQuestionProvider,
+};
+
+/// How long a hub may be unreachable before an ask fails `PROVIDER_FAILED`.
+pub const DEFAULT_OUTAGE_LIMIT: Duration = Duration::from_secs(35);
+/// The longest wait between two tries to reach a hub.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How long each long poll asks the hub to wait.
+const POLL_WAIT_MS: u64 = 25_000;
+/// How long a request may take beyond the hub's own wait before it counts as lost.
+const REQUEST_SLACK: Duration = Duration::from_secs(15);
+/// How long a withdrawal keeps trying to reach the hub.
+const WITHDRAW_FOR: Duration = Duration::from_secs(10);
+
+struct Conn {
+    /// `http(s)://host:port[/prefix]`, without a trailing slash.
+    base: String,
+    token: String,
+    client: reqwest::Client,
+    outage_limit: Duration,
+}
+
+struct Inner {
+    conn: Arc<Conn>,
+    handle: tokio::runtime::Handle,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(runtime) = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A provider that asks through a hub (§20). Cheap to clone; clones share one client.
+#[derive(Clone)]
+pub struct RemoteProvider {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RemoteProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteProvider")
+            .field("url", &self.inner.conn.base)
+            .finish()
+    }
+}
+
+/// Builds a [`RemoteProvider`] with settings beyond the URL and token.
+#[derive(Clone, Debug)]
+pub struct RemoteProviderBuilder {
+    url: String,
+    token: String,
+    outage_limit: Duration,
+}
+
+impl RemoteProviderBuilder {
+    /// How long the hub may be unreachable before an ask fails (default
+    /// [`DEFAULT_OUTAGE_LIMIT`]).
+    pub fn outage_limit(mut self, limit: Duration) -> Self {
+        self.outage_limit = limit;
+        self
+    }
+
+    /// Builds the provider: `INVALID_ARGUMENT` for a URL that is not `http://` or
+    /// `https://`, or a token that cannot be sent in a header.
+    pub fn build(self) -> Result<RemoteProvider> {
+        let (base, url_token) = split_url(&self.url)?;
+        let token = if self.token.is_empty() {
+            url_token.unwrap_or_default()
+        } else {
+            self.token
+        };
+        if token.is_empty() || token.bytes().any(|b| !(0x21..0x7f).contains(&b)) {
+            return Err(UserQuestionError::invalid_argument(
+                "token must be a non-empty string of visible ASCII characters",
+            ));
+        }
+        if base.starts_with("https://") {
+            // reqwest is built without a crypto provider of its own: use ring, unless the
+            // process already chose one.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let internal = |what: &str, e: &dyn std::fmt::Display| {
+            UserQuestionError::new(ErrorCode::Internal, format!("cannot start {what}: {e}"))
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .thread_name("user-questions-remote")
+            .build()
+            .map_err(|e| internal("the remote provider's runtime", &e))?;
+        let client = {
+            let _guard = runtime.enter();
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(5))
+                .build()
+                .map_err(|e| internal("the remote provider's HTTP client", &e))?
+        };
+        Ok(RemoteProvider {
+            inner: Arc::new(Inner {
+                conn: Arc::new(Conn {
+                    base,
+                    token,
+                    client,
+                    outage_limit: self.outage_limit,
+                }),
+                handle: runtime.handle().clone(),
+                runtime: Mutex::new(Some(runtime)),
+            }),
+        })
+    }
+}
+
+/// `http://host:port/prefix/?token=T` → (`http://host:port/prefix`, `Some(T)`).
+fn split_url(url: &str) -> Result<(String, Option<String>)> {
+    let bad = || {
+        UserQuestionError::invalid_argument(format!(
+            "the hub URL {url:?} is not an http:// or https:// URL"
+        ))
+    };
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let rest = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .ok_or_else(bad)?;
+    if rest.is_empty() || rest.starts_with('/') || base.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    let token = query.and_then(|q| {
+        q.split('&')
+            .find_map(|p| p.strip_prefix("token=").map(str::to_owned))
+    });
+    Ok((base.trim_end_matches('/').to_owned(), token))
+}
+
+impl RemoteProvider {
+    /// A provider for the hub at `url` (`http://HOST:PORT`, or the `open` URL `uq serve`
+    /// prints, whose `token` is used when `token` is empty).
+    pub fn new(url: &str, token: &str) -> Result<RemoteProvider> {
+        Self::builder(url, token).build()
+    }
+
+    /// A builder, for settings beyond the URL and token.
+    pub fn builder(url: impl Into<String>, token: impl Into<String>) -> RemoteProviderBuilder {
+        RemoteProviderBuilder {
+            url: url.into(),
+            token: token.into(),
+            outage_limit: DEFAULT_OUTAGE_LIMIT,
+        }
+    }
+
+    /// The hub's address (`http://HOST:PORT`).
+    pub fn url(&self) -> &str {
+        &self.inner.conn.base
+    }
+}
+
+impl UserQuestionProvider for RemoteProvider {
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        let mut body = json!({ "questions": &*request.questions });
+        if let Some(agent) = &request.agent {
+            body["agentId"] = Value::String(agent.id().to_owned());
+        }
+        if let Some(deadline) = &request.deadline {
+            body["timeoutMs"] = json!(deadline.timeout_ms());
+        }
+        if let Some(key) = &request.key {
+            body["key"] = Value::String(key.clone());
+        }
+        let body = body.to_string();
+        let (withdraw, withdrawn) = watch::channel(false);
+        let listener = request.signal.on_abort(move || {
+            let _ = withdraw.send(true);
+        });
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let conn = self.inner.conn.clone();
+        let handle = self.inner.handle.clone();
+        let deadline = request.deadline.clone();
+        let key = request.key.clone();
+        self.inner.handle.spawn(async move {
+            let result = run(conn, handle, body, key, deadline, withdrawn).await;
+            drop(listener);
+            let _ = tx.send(result);
+        });
+        Box::pin(async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(UserQuestionError::provider_failed(
+                    "the remote provider was dropped before the hub answered",
+                ))
+            })
+        })
+    }
+}
+
+async fn run(
+    conn: Arc<Conn>,
+    handle: tokio::runtime::Handle,
+    body: String,
+    key: Option<String>,
+    deadline: Option<Deadline>,
+    mut withdrawn: watch::Receiver<bool>,
+) -> Result<AskUserQuestionAnswer> {
+    let ticket = Arc::new(AtomicU64::new(0));
+    let work = {
+        let conn = conn.clone();
+        let ticket = ticket.clone();
+        let body = body.clone();
+        let deadline = deadline.clone();
+        async move {
+            let t = conn.post(&body).await?;
+            ticket.store(t, Ordering::SeqCst);
+            conn.wait(t, deadline.as_ref()).await
+        }
+    };
+    tokio::select! {
+        result = work => result,
+        _ = withdrawn.wait_for(|w| *w) => {
+            // A deadline that passed is the hub's to report too (it keeps the same one).
+            if !deadline.as_ref().is_some_and(Deadline::has_fired) {
+                let known = ticket.load(Ordering::SeqCst);
+                handle.spawn(async move { conn.withdraw(known, key, body).await });
+            }
+            Err(UserQuestionError::aborted())
+        }
+    }
+}
+
+/// What a try at the hub came to.
+enum Try<T> {
+    Done(T),
+    /// The hub is unreachable or answered 5xx: try again.
+    Down(String),
+}
+
+impl Conn {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn unreachable(&self, why: &str) -> UserQuestionError {
+        UserQuestionError::provider_failed(format!(
+            "the user-questions hub at {} cannot be reached: {why}",
+            self.base
+        ))
+    }
+
+    fn refused(&self, status: StatusCode, body: &Value) -> UserQuestionError {
+        let error = &body["error"];
+        UserQuestionError::provider_failed(format!(
+            "the user-questions hub at {} refused the request ({}): {}",
+            self.base,
+            status.as_u16(),
+            error["message"].as_str().unwrap_or("no reason given")
+        ))
+    }
+
+    /// Retries `attempt` while the hub is down, with backoff, for at most the outage limit.
+    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Try<T>>>,
+    {
+        let mut backoff = Duration::from_millis(100);
+        let mut down_since: Option<Instant> = None;
+        loop {
+            match attempt().await? {
+                Try::Done(value) => return Ok(value),
+                Try::Down(why) => {
+                    let since = *down_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.outage_limit {
+                        return Err(self.unreachable(&why));
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Try<(StatusCode, Value)> {
+        let response = match request.bearer_auth(&self.token).send().await {
+            Ok(response) => response,
+            Err(e) => return Try::Down(describe(&e)),
+        };
+        let status = response.status();
+        if status.is_server_error() {
+            return Try::Down(format!("it answered {}", status.as_u16()));
+        }
+        match response.bytes().await {
+            Ok(bytes) => Try::Done((
+                status,
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            )),
+            Err(e) => Try::Down(describe(&e)),
+        }
+    }
+
+    /// `POST /api/v1/asks` → the ticket.
+    async fn post(&self, body: &str) -> Result<u64> {
+        self.with_retries(|| async {
+            let request = self
+                .client
+                .post(self.url("/api/v1/asks"))
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .timeout(REQUEST_SLACK)
+                .body(body.to_owned());
+            let (status, value) = match self.send(request).await {
+                Try::Done(reply) => reply,
+                Try::Down(why) => return Ok(Try::Down(why)),
+            };
+            match status {
+                StatusCode::OK | StatusCode::CREATED => match value["ticket"].as_u64() {
+                    Some(ticket) => Ok(Try::Done(ticket)),
+                    None => Err(UserQuestionError::provider_failed(format!(
+                        "the user-questions hub at {} answered without a ticket",
+                        self.base
+                    ))),
+                },
+                // The checks of §3 the hub made: the same code and message.
+                StatusCode::UNPROCESSABLE_ENTITY => {
+                    let error = &value["error"];
+                    Err(UserQuestionError::from_code_name(
+                        error["code"].as_str().unwrap_or("PROVIDER_FAILED"),
+                        error["message"].as_str().unwrap_or_default(),
+                    ))
+                }
+                _ => Err(self.refused(status, &value)),
+            }
+        })
+        .await
+    }
+
+    /// Long-polls the ask's outcome.
+    async fn wait(
+        &self,
+        ticket: u64,
+        deadline: Option<&Deadline>,
+    ) -> Result<AskUserQuestionAnswer> {
+        let path = format!("/api/v1/asks/{ticket}?waitMs={POLL_WAIT_MS}");
+        loop {
+            let value = self
+                .with_retries(|| async {
+                    let request = self
+                        .client
+                        .get(self.url(&path))
+                        .timeout(Duration::from_millis(POLL_WAIT_MS) + REQUEST_SLACK);
+                    match self.send(request).await {
+                        Try::Done((StatusCode::OK, value)) => Ok(Try::Done(value)),
+                        Try::Done((StatusCode::NOT_FOUND, _)) => {
+                            Err(UserQuestionError::provider_failed(format!(
+                                "the user-questions hub at {} no longer knows question {ticket}",
+                                self.base
+                            )))
+                        }
+                        Try::Done((status, value)) => Err(self.refused(status, &value)),
+                        Try::Down(why) => Ok(Try::Down(why)),
+                    }
+                })
+                .await?;
+            match value["status"].as_str() {
+                Some("pending") => {
+                    if let (Some(deadline), Some(at)) = (deadline, value["expiresAt"].as_str()) {
+                        follow_extension(deadline, at);
+                    }
+                }
+                Some("answered") => {
+                    return user_questions::parse::parse_provider_answer(&value["answer"]);
+                }
+                Some("cancelled") => return Err(UserQuestionError::cancelled()),
+                Some("timed_out") => {
+                    let ms = deadline.map_or(0, Deadline::timeout_ms);
+                    return Err(UserQuestionError::timed_out(ms));
+                }
+                Some("withdrawn") => return Err(UserQuestionError::aborted()),
+                Some("failed") => {
+                    return Err(UserQuestionError::provider_failed(
+                        value["message"].as_str().unwrap_or_default(),
+                    ));
+                }
+                _ => {
+                    return Err(UserQuestionError::provider_failed(format!(
+                        "the user-questions hub at {} answered with an unknown status: {value}",
+                        self.base
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Withdraws the ask at the hub (best effort, for a while): by ticket, or — when the ask
+    /// was withdrawn before its ticket came back — by re-posting its key to learn it.
+    async fn withdraw(&self, ticket: u64, key: Option<String>, body: String) {
+        let ticket = match (ticket, key) {
+            (0, None) => return, // the hub withdraws it when its lease lapses
+            (0, Some(_)) => {
+                let Ok(Ok(ticket)) = tokio::time::timeout(WITHDRAW_FOR, self.post(&body)).await
+                else {
+                    return;
+                };
+                ticket
+            }
+            (ticket, _) => ticket,
+        };
+        let path = format!("/api/v1/asks/{ticket}");
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(100);
+        while started.elapsed() < WITHDRAW_FOR {
+            let request = self.client.delete(self.url(&path)).timeout(REQUEST_SLACK);
+            if let Try::Done(_) = self.send(request).await {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+}
+
+/// A person gave more time at the hub: move the local deadline along.
+fn follow_extension(deadline: &Deadline, expires_at: &str) {
+    let Ok(at) = humantime::parse_rfc3339(expires_at) else {
+        return;
+    };
+    if at > deadline.expires_at()
+        && let Ok(by) = at.duration_since(SystemTime::now())
+    {
+        deadline.extend(by);
+    }
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
