@@ -68,8 +68,9 @@ unsafe extern "C" fn completion_callback(
     code: uq_code,
     json: *const c_char,
 ) {
-    // SAFETY: user_data is a `Completion` the test keeps alive; json is borrowed for the call.
+    // SAFETY: user_data is a `Completion` the test keeps alive.
     let completion = unsafe { &*(user_data as *const Completion) };
+    // SAFETY: the library passes a NUL-terminated string borrowed for the call.
     let json = unsafe { CStr::from_ptr(json) }.to_str().unwrap().to_owned();
     completion.calls.fetch_add(1, Ordering::SeqCst);
     *completion.outcome.lock().unwrap() = Some((code, json));
