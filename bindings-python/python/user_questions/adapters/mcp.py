@@ -22,6 +22,7 @@ from ._check import refuse
 
 __all__ = [
     "CANCELLED",
+    "NO_BACK_CHANNEL",
     "NO_ELICITATION",
     "McpElicitationProvider",
     "from_elicitation",
@@ -36,6 +37,7 @@ NO_ELICITATION = (
     "the connected MCP client cannot answer questions: "
     "it did not declare the elicitation capability for form mode"
 )
+#: The message of the ``PROVIDER_FAILED`` raised when the connection cannot reach the client.
 NO_BACK_CHANNEL = (
     "this MCP connection cannot send requests to the client (no back-channel, e.g. a "
     "stateless 2026-07-28 request); the client cannot be asked"
