@@ -205,29 +205,52 @@ impl Hub {
             .thread_name("user-questions-hub")
             .build()
             .map_err(|e| HubError(format!("cannot start the hub's runtime: {e}")))?;
+        let server_token = token.clone();
         let store = store::open(&config.store).map_err(|e| HubError(e.to_string()))?;
-        let asks = runtime
-            .block_on(asks::Asks::load(
-                store,
-                asks::Config {
-                    lease: config.lease,
-                    retain: config.retain,
-                    on_question: config.on_question.clone(),
-                },
-            ))
-            .map_err(|e| HubError(format!("cannot read the store {}: {e}", config.store)))?;
-        let asks = Arc::new(asks);
-        let server = Arc::new(http::Server {
-            asks: asks.clone(),
-            token: token.clone(),
-            cookie_name: format!("uq-session-{}", addr.port()),
-            loopback,
-        });
+        let settings = asks::Config {
+            lease: config.lease,
+            retain: config.retain,
+            on_question: config.on_question.clone(),
+        };
+        let store_url = config.store.clone();
+        let (loaded_tx, loaded_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = oneshot::channel::<Stop>();
+        // The store is read on the hub's own thread, so that starting a hub from inside an
+        // async runtime works too.
         let thread = std::thread::Builder::new()
             .name("user-questions-hub".into())
-            .spawn(move || serve(runtime, listener, server, stopped, signals))
+            .spawn(move || {
+                let loaded = runtime.block_on(asks::Asks::load(store, settings));
+                let asks = match loaded {
+                    Ok(asks) => Arc::new(asks),
+                    Err(e) => {
+                        let _ = loaded_tx.send(Err(HubError(format!(
+                            "cannot read the store {store_url}: {e}"
+                        ))));
+                        return;
+                    }
+                };
+                let server = Arc::new(http::Server {
+                    asks: asks.clone(),
+                    token: server_token,
+                    cookie_name: format!("uq-session-{}", addr.port()),
+                    loopback,
+                });
+                let _ = loaded_tx.send(Ok(asks));
+                serve(runtime, listener, server, stopped, signals);
+            })
             .map_err(|e| HubError(format!("cannot start the hub's thread: {e}")))?;
+        let asks = match loaded_rx.recv() {
+            Ok(Ok(asks)) => asks,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(HubError("the hub's thread ended while starting".into()));
+            }
+        };
         Ok(Hub {
             url,
             addr,

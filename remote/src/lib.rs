@@ -130,11 +130,6 @@ impl RemoteProviderBuilder {
                 "token must be a non-empty string of visible ASCII characters",
             ));
         }
-        if base.starts_with("https://") {
-            // reqwest is built without a crypto provider of its own: use ring, unless the
-            // process already chose one.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         let internal = |what: &str, e: &dyn std::fmt::Display| {
             UserQuestionError::new(ErrorCode::Internal, format!("cannot start {what}: {e}"))
         };

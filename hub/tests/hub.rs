@@ -1,0 +1,828 @@
+//! The hub of §20 against real servers on 127.0.0.1:0 and real SQLite files in temporary
+//! directories: the asker's API, the person's API served from the store, hosts asking through
+//! `RemoteProvider`, a crash and restart on the same store, resumes by key, leases, deadlines,
+//! retention, bad input, tokens, and races between two answers.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::{Client, Method, StatusCode, header};
+use serde_json::{Value, json};
+use user_questions::{
+    AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption,
+    AskUserQuestionRequest, Context, ErrorCode, Result,
+};
+use user_questions_hub::{Hub, HubConfig, MAX_BODY_BYTES};
+use user_questions_remote::RemoteProvider;
+
+const TOKEN: &str = "hub-test-token_0123456789";
+/// Generous bound for things that should happen soon; tests assert outcomes, not durations.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: String,
+    hub: Option<Hub>,
+    base: String,
+    client: Client,
+    rt: tokio::runtime::Runtime,
+}
+
+fn config(store: &str) -> HubConfig {
+    HubConfig {
+        store: store.to_owned(),
+        token: Some(TOKEN.to_owned()),
+        ..HubConfig::default()
+    }
+}
+
+fn fixture_with(adjust: impl FnOnce(&mut HubConfig)) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let mut cfg = config(&store);
+    adjust(&mut cfg);
+    let hub = Hub::start(cfg).expect("start the hub");
+    let base = format!("http://{}", hub.local_addr());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = {
+        let _guard = rt.enter();
+        Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+    };
+    Fixture {
+        _dir: dir,
+        store,
+        hub: Some(hub),
+        base,
+        client,
+        rt,
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(|_| {})
+}
+
+fn question(id: &str, labels: &[&str]) -> AskUserQuestionItem {
+    let mut q = AskUserQuestionItem::new(id, format!("Question {id}?"));
+    q.options = Some(
+        labels
+            .iter()
+            .map(|l| AskUserQuestionOption {
+                label: (*l).to_owned(),
+                description: None,
+            })
+            .collect(),
+    );
+    q
+}
+
+fn ask_body(id: &str) -> Value {
+    json!({"questions": [{"id": id, "question": format!("Question {id}?"), "options": [{"label": "A"}, {"label": "B"}]}]})
+}
+
+fn answer_body(id: &str, label: &str) -> String {
+    json!({"answers": [{"id": id, "selected": [label]}]}).to_string()
+}
+
+/// Starts an ask on its own thread; the receiver gets its settlement.
+fn ask(
+    ctx: &Context,
+    request: AskUserQuestionRequest,
+) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    let pending = ctx.user_questions().start(request);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let result = match pending {
+            Ok(p) => futures::executor::block_on(p),
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(result);
+    });
+    rx
+}
+
+fn settled(rx: &mpsc::Receiver<Result<AskUserQuestionAnswer>>) -> Result<AskUserQuestionAnswer> {
+    rx.recv_timeout(PATIENCE).expect("the ask settles")
+}
+
+fn host(f: &Fixture) -> Context {
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&f.base, TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    ctx
+}
+
+impl Fixture {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn send(&self, method: Method, path: &str, body: Option<String>) -> (StatusCode, Value) {
+        self.send_with(method, path, body, |r| r.bearer_auth(TOKEN))
+    }
+
+    fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+        adjust: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(body) = body {
+            request = request
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(body);
+        }
+        let request = adjust(request);
+        self.rt.block_on(async move {
+            let response = request.send().await.unwrap();
+            let status = response.status();
+            let text = response.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            )
+        })
+    }
+
+    fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, path, None)
+    }
+
+    fn post(&self, path: &str, body: impl Into<String>) -> (StatusCode, Value) {
+        self.send(Method::POST, path, Some(body.into()))
+    }
+
+    fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.send(Method::DELETE, path, None)
+    }
+
+    /// Posts an ask; its ticket.
+    fn post_ask(&self, body: Value) -> u64 {
+        let (status, value) = self.post("/api/v1/asks", body.to_string());
+        assert_eq!(status, StatusCode::CREATED, "{value}");
+        value["ticket"].as_u64().unwrap()
+    }
+
+    fn pending(&self) -> Vec<Value> {
+        let (status, value) = self.get("/api/v1/questions");
+        assert_eq!(status, StatusCode::OK);
+        value["pending"].as_array().unwrap().clone()
+    }
+
+    fn wait_pending(&self, n: usize) -> Vec<Value> {
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            let pending = self.pending();
+            if pending.len() >= n {
+                return pending;
+            }
+            assert!(std::time::Instant::now() < until, "{n} pending never came");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Kills the hub without a clean shutdown, then starts another on the same store and port.
+    fn crash_and_restart(&mut self, adjust: impl Fn(&mut HubConfig)) {
+        let addr = self.hub.as_ref().unwrap().local_addr();
+        self.hub.take().unwrap().abandon();
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            let mut cfg = config(&self.store);
+            cfg.listen = addr.to_string();
+            adjust(&mut cfg);
+            match Hub::start(cfg) {
+                Ok(hub) => {
+                    self.hub = Some(hub);
+                    return;
+                }
+                Err(e) => {
+                    assert!(std::time::Instant::now() < until, "restart: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+}
+
+fn error_of(value: &Value) -> (&str, &str) {
+    (
+        value["error"]["code"].as_str().unwrap_or(""),
+        value["error"]["message"].as_str().unwrap_or(""),
+    )
+}
+
+#[test]
+fn a_host_asks_through_a_remote_provider_and_the_person_answers_on_the_page_api() {
+    let f = fixture();
+    let ctx = host(&f);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("go", &["Yes", "No"])]),
+    );
+    let pending = f.wait_pending(1);
+    let ticket = pending[0]["ticket"].as_u64().unwrap();
+    assert_eq!(pending[0]["questions"][0]["id"], "go");
+    assert!(pending[0]["askedAt"].as_str().unwrap().ends_with('Z'));
+    assert!(pending[0].get("key").is_none());
+    let (status, value) = f.post(
+        &format!("/api/v1/questions/{ticket}/answer"),
+        answer_body("go", "Yes"),
+    );
+    assert_eq!((status, value), (StatusCode::OK, json!({"ok": true})));
+    let answer = settled(&rx).unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["Yes".to_owned()]);
+    assert!(f.pending().is_empty());
+    let (status, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(value["status"], "answered");
+    assert_eq!(value["answer"]["answers"][0]["selected"][0], "Yes");
+}
+
+#[test]
+fn outcomes_map_back_to_the_host() {
+    let f = fixture();
+    let ctx = host(&f);
+
+    // cancelled → ASK_CANCELLED
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("a", &["A"])]),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    assert_eq!(
+        f.post(&format!("/api/v1/questions/{t}/cancel"), "").0,
+        StatusCode::OK
+    );
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskCancelled);
+    assert_eq!(e.message(), "the user cancelled ask_user_question");
+
+    // withdrawn by someone else's DELETE → ASK_ABORTED with the message of §3 #1
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("b", &["A"])]),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    assert_eq!(
+        f.delete(&format!("/api/v1/asks/{t}")),
+        (StatusCode::OK, json!({"ok": true}))
+    );
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskAborted);
+    assert_eq!(
+        e.message(),
+        "ask_user_question was aborted before the user answered"
+    );
+
+    // a deadline → ASK_TIMED_OUT with the request's own timeoutMs; the hub records timed_out
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("c", &["A"])])
+            .with_timeout(Duration::from_millis(300)),
+    );
+    let p = f.wait_pending(1);
+    let t = p[0]["ticket"].as_u64().unwrap();
+    assert!(p[0]["expiresAt"].as_str().unwrap().ends_with('Z'));
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskTimedOut);
+    assert_eq!(
+        e.message(),
+        "the user did not answer ask_user_question within 300 ms"
+    );
+    let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "timed_out"}));
+
+    // the host withdraws (its signal) → DELETE at the hub → withdrawn
+    let controller = AbortController::new();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("d", &["A"])])
+            .with_signal(controller.signal())
+            .with_key("host-withdraws"),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    controller.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+
+    // §3 checks made by the hub come back with their code and message
+    let mut bad = question("e", &["A"]);
+    bad.intent =
+        Some(serde_json::from_value(json!({"kind": "plan-review", "approve": "Nope"})).unwrap());
+    bad.detail = Some("plan".into());
+    let e = settled(&ask(&ctx, AskUserQuestionRequest::new(vec![bad]))).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::BadIntent);
+}
+
+#[test]
+fn a_hub_killed_while_the_question_waits_restarts_with_it_and_the_answer_reaches_the_host() {
+    let mut f = fixture();
+    let ctx = host(&f);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("deploy", &["Yes", "No"])]),
+    );
+    let before = f.wait_pending(1);
+    let ticket = before[0]["ticket"].as_u64().unwrap();
+    f.crash_and_restart(|_| {});
+    let after = f.wait_pending(1);
+    assert_eq!(after, before, "the restarted hub lists the same question");
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{ticket}/answer"),
+        answer_body("deploy", "No"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let answer = settled(&rx).unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["No".to_owned()]);
+    // A later ask gets a new ticket: tickets are never reused.
+    let next = f.post_ask(ask_body("next"));
+    assert!(next > ticket);
+}
+
+#[test]
+fn a_host_that_re_asks_with_its_key_gets_the_answer_given_while_it_was_down() {
+    let mut f = fixture();
+    // The first host posted its ask and went away before polling again.
+    let body = json!({"questions": [{"id": "q", "question": "Ship?", "options": [{"label": "Ship"}, {"label": "Hold"}]}], "key": "tool-call-7"});
+    let ticket = f.post_ask(body.clone());
+    assert_eq!(f.pending()[0]["key"], "tool-call-7");
+    // The person answers; then the hub crashes and restarts.
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{ticket}/answer"),
+        answer_body("q", "Hold"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    f.crash_and_restart(|_| {});
+    // The same key resumes the same ask, whatever its questions, with 200.
+    let (status, value) = f.post(
+        "/api/v1/asks",
+        json!({"questions": [{"id": "other", "question": "?"}], "key": "tool-call-7"}).to_string(),
+    );
+    assert_eq!((status, value), (StatusCode::OK, json!({"ticket": ticket})));
+    let (status, value) = f.post(
+        "/api/v1/asks",
+        json!({"questions": [], "key": "tool-call-7"}).to_string(),
+    );
+    assert_eq!((status, value), (StatusCode::OK, json!({"ticket": ticket})));
+    // A restarted host asking with the key through RemoteProvider gets the answer at once.
+    let ctx = host(&f);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("q", &["Ship", "Hold"])]).with_key("tool-call-7"),
+    );
+    let answer = settled(&rx).unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["Hold".to_owned()]);
+}
+
+#[test]
+fn a_keyless_ask_whose_asker_stopped_polling_is_withdrawn_after_the_lease_a_keyed_one_waits() {
+    let f = fixture_with(|c| c.lease = Duration::from_secs(1));
+    let keyless = f.post_ask(ask_body("gone"));
+    let mut keyed_body = ask_body("kept");
+    keyed_body["key"] = json!("k1");
+    let keyed = f.post_ask(keyed_body);
+    let until = std::time::Instant::now() + PATIENCE;
+    while f.pending().len() != 1 {
+        assert!(std::time::Instant::now() < until, "the lease never lapsed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(f.pending()[0]["ticket"], keyed);
+    let (status, value) = f.get(&format!("/api/v1/asks/{keyless}"));
+    assert_eq!(
+        (status, value),
+        (StatusCode::OK, json!({"status": "withdrawn"}))
+    );
+    let (_, value) = f.get(&format!("/api/v1/asks/{keyed}"));
+    assert_eq!(value, json!({"status": "pending"}));
+}
+
+#[test]
+fn a_polling_asker_keeps_its_keyless_ask() {
+    let f = fixture_with(|c| c.lease = Duration::from_secs(1));
+    let ticket = f.post_ask(ask_body("kept"));
+    // A long poll longer than the lease counts as polling the whole time.
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=2500"));
+    assert_eq!(value, json!({"status": "pending"}));
+    assert_eq!(f.pending().len(), 1);
+}
+
+#[test]
+fn settled_asks_are_deleted_after_the_retention() {
+    let f = fixture_with(|c| c.retain = Duration::from_secs(1));
+    let ticket = f.post_ask(ask_body("r"));
+    assert_eq!(
+        f.post(&format!("/api/v1/questions/{ticket}/cancel"), "").0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{ticket}")).1,
+        json!({"status": "cancelled"})
+    );
+    let until = std::time::Instant::now() + PATIENCE;
+    loop {
+        let (status, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+        if status == StatusCode::NOT_FOUND {
+            assert_eq!(
+                error_of(&value),
+                (
+                    "NOT_PENDING",
+                    format!("question {ticket} is not pending").as_str()
+                )
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "never deleted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Answering it now is still ALREADY_RESOLVED: the ticket was issued.
+    let (status, value) = f.post(
+        &format!("/api/v1/questions/{ticket}/answer"),
+        answer_body("r", "A"),
+    );
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(error_of(&value).0, "ALREADY_RESOLVED");
+}
+
+#[test]
+fn hub_deadlines_time_out_and_extend_moves_them() {
+    let f = fixture();
+    let mut body = ask_body("t");
+    body["timeoutMs"] = json!(200);
+    let short = f.post_ask(body.clone());
+    body["timeoutMs"] = json!(400);
+    let extended = f.post_ask(body);
+    let (status, value) = f.post(
+        &format!("/api/v1/questions/{extended}/extend"),
+        r#"{"ms":60000}"#,
+    );
+    assert_eq!(status, StatusCode::OK);
+    let at = value["expiresAt"].as_str().unwrap().to_owned();
+    let (_, value) = f.get(&format!("/api/v1/asks/{short}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "timed_out"}));
+    std::thread::sleep(Duration::from_millis(600));
+    let (_, value) = f.get(&format!("/api/v1/asks/{extended}"));
+    assert_eq!(value, json!({"status": "pending", "expiresAt": at}));
+    assert_eq!(f.pending()[0]["expiresAt"], json!(at));
+    // Bad amounts, and questions without deadlines.
+    let (status, value) = f.post(
+        &format!("/api/v1/questions/{extended}/extend"),
+        r#"{"ms":0}"#,
+    );
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        error_of(&value),
+        (
+            "INVALID_ARGUMENT",
+            "ms must be an integer from 1 to 2147483647"
+        )
+    );
+    let plain = f.post_ask(ask_body("plain"));
+    let (status, value) = f.post(&format!("/api/v1/questions/{plain}/extend"), r#"{"ms":5}"#);
+    assert_eq!((status, value), (StatusCode::OK, json!({})));
+}
+
+#[test]
+fn malformed_asks_get_422_with_the_code_and_message_of_section_3() {
+    let f = fixture();
+    let cases: Vec<(String, &str, &str)> = vec![
+        ("not json".into(), "INVALID_REQUEST", "request is not valid JSON"),
+        ("[]".into(), "INVALID_REQUEST", "request must be an object"),
+        (json!({"questions": []}).to_string(), "EMPTY_QUESTIONS", "ask_user_question requires at least one question"),
+        (json!({"questions": [{"question": "?"}]}).to_string(), "INVALID_REQUEST", "questions[0].id must be a string"),
+        (json!({"questions": [{"id": "a", "question": "?"}, {"id": "a", "question": "?"}]}).to_string(), "INVALID_REQUEST", "question id \"a\" appears more than once"),
+        (json!({"questions": [{"id": "a", "question": "?", "options": [{"label": "X"}], "intent": {"kind": "plan-review", "approve": "Y"}, "detail": "d"}]}).to_string(), "BAD_INTENT", "question a declares intent plan-review whose approve label \"Y\" names none of its options"),
+        (json!({"questions": [{"id": "a", "question": "?"}], "timeoutMs": 0}).to_string(), "INVALID_REQUEST", "timeoutMs must be an integer from 1 to 2147483647"),
+        (json!({"questions": [{"id": "a", "question": "?"}], "key": ""}).to_string(), "INVALID_REQUEST", "key must be a non-empty string of at most 256 characters"),
+        (json!({"questions": [{"id": "a", "question": "?"}], "agentId": 5}).to_string(), "INVALID_REQUEST", "agentId must be a string"),
+    ];
+    for (body, code, message) in cases {
+        let (status, value) = f.post("/api/v1/asks", body.clone());
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let (c, m) = error_of(&value);
+        assert_eq!(c, code, "{body}");
+        assert!(m.starts_with(message), "{body}: {m}");
+    }
+    assert!(f.pending().is_empty());
+    // Bad answers leave the question pending.
+    let t = f.post_ask(ask_body("q"));
+    for (body, message) in [
+        ("nope", "answer is not valid JSON"),
+        (
+            r#"{"answers":[{"id":"q","selected":["C"]}]}"#,
+            "question q selects \"C\", which is not one of its options",
+        ),
+        (
+            r#"{"answers":[]}"#,
+            "the answer has 0 items for 1 questions",
+        ),
+    ] {
+        let (status, value) = f.post(&format!("/api/v1/questions/{t}/answer"), body);
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let (c, m) = error_of(&value);
+        assert_eq!(c, "BAD_ANSWER");
+        assert!(
+            m.starts_with(message.split(',').next().unwrap()),
+            "{body}: {m}"
+        );
+    }
+    assert_eq!(f.pending().len(), 1);
+    // waitMs that is not a whole number.
+    let (status, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=soon"));
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error_of(&value).0, "INVALID_ARGUMENT");
+}
+
+#[test]
+fn unknown_and_settled_tickets() {
+    let f = fixture();
+    for (method, path) in [
+        (Method::GET, "/api/v1/asks/99"),
+        (Method::DELETE, "/api/v1/asks/99"),
+        (Method::POST, "/api/v1/questions/99/answer"),
+        (Method::POST, "/api/v1/questions/99/cancel"),
+        (Method::POST, "/api/v1/questions/99/extend"),
+    ] {
+        let body = (method == Method::POST).then(|| r#"{"ms":5}"#.to_owned());
+        let (status, value) = f.send(method.clone(), path, body);
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert_eq!(
+            error_of(&value),
+            ("NOT_PENDING", "question 99 is not pending"),
+            "{path}"
+        );
+    }
+    let (status, value) = f.get("/api/v1/asks/abc");
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(error_of(&value).0, "NOT_PENDING");
+    let t = f.post_ask(ask_body("q"));
+    assert_eq!(
+        f.delete(&format!("/api/v1/asks/{t}")),
+        (StatusCode::OK, json!({"ok": true}))
+    );
+    let conflict = (
+        "ALREADY_RESOLVED".to_owned(),
+        format!("question {t} is already resolved"),
+    );
+    for (method, path) in [
+        (Method::DELETE, format!("/api/v1/asks/{t}")),
+        (Method::POST, format!("/api/v1/questions/{t}/answer")),
+        (Method::POST, format!("/api/v1/questions/{t}/cancel")),
+    ] {
+        let body = (method == Method::POST).then(|| answer_body("q", "A"));
+        let (status, value) = f.send(method, &path, body);
+        assert_eq!(status, StatusCode::CONFLICT, "{path}");
+        let (c, m) = error_of(&value);
+        assert_eq!((c.to_owned(), m.to_owned()), conflict);
+    }
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{t}")).1,
+        json!({"status": "withdrawn"})
+    );
+    assert_eq!(f.get("/api/v1/nothing-here").0, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn security_on_every_endpoint() {
+    let f = fixture();
+    let t = f.post_ask(ask_body("q"));
+    let endpoints: Vec<(Method, String)> = vec![
+        (Method::GET, "/api/v1/questions".into()),
+        (Method::GET, "/api/v1/events".into()),
+        (Method::POST, format!("/api/v1/questions/{t}/answer")),
+        (Method::POST, format!("/api/v1/questions/{t}/cancel")),
+        (Method::POST, format!("/api/v1/questions/{t}/extend")),
+        (Method::POST, "/api/v1/asks".into()),
+        (Method::GET, format!("/api/v1/asks/{t}")),
+        (Method::DELETE, format!("/api/v1/asks/{t}")),
+        (Method::GET, "/".into()),
+    ];
+    for (method, path) in &endpoints {
+        for auth in [None, Some("Bearer wrong"), Some("Bearer ")] {
+            let (status, value) =
+                f.send_with(method.clone(), path, Some("{}".into()), |r| match auth {
+                    Some(a) => r.header(header::AUTHORIZATION, a),
+                    None => r,
+                });
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path} {auth:?}");
+            assert_eq!(error_of(&value).0, "UNAUTHORIZED");
+        }
+        let (status, value) = f.send_with(method.clone(), path, None, |r| {
+            r.bearer_auth(TOKEN).header(header::HOST, "evil.example")
+        });
+        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}");
+        assert_eq!(error_of(&value).0, "FORBIDDEN");
+    }
+    // A foreign Origin on a POST.
+    let (status, _) = f.send_with(
+        Method::POST,
+        "/api/v1/asks",
+        Some(ask_body("x").to_string()),
+        |r| {
+            r.bearer_auth(TOKEN)
+                .header(header::ORIGIN, "http://evil.example")
+        },
+    );
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // The question is untouched by all of that.
+    assert_eq!(f.pending().len(), 1);
+    // Headers.
+    let response =
+        f.rt.block_on(
+            f.client
+                .get(f.url(&format!("/api/v1/asks/{t}")))
+                .bearer_auth(TOKEN)
+                .send(),
+        )
+        .unwrap();
+    let h = response.headers();
+    assert_eq!(h["content-security-policy"], "default-src 'self'");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["referrer-policy"], "no-referrer");
+    assert_eq!(h["cache-control"], "no-store");
+    // The cookie flow of the page.
+    let response =
+        f.rt.block_on(f.client.get(f.url(&format!("/?token={TOKEN}"))).send())
+            .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let pair = cookie.split(';').next().unwrap().to_owned();
+    let (status, _) = f.send_with(Method::GET, "/api/v1/questions", None, |r| {
+        r.header(header::COOKIE, pair)
+    });
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[test]
+fn oversize_bodies_get_413() {
+    let f = fixture();
+    let big = format!(
+        r#"{{"questions":[{{"id":"a","question":"{}"}}]}}"#,
+        "x".repeat(MAX_BODY_BYTES)
+    );
+    let (status, value) = f.post("/api/v1/asks", big.clone());
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(error_of(&value).0, "PAYLOAD_TOO_LARGE");
+    let t = f.post_ask(ask_body("q"));
+    let (status, _) = f.post(&format!("/api/v1/questions/{t}/answer"), big);
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(f.pending().len(), 1);
+}
+
+#[test]
+fn two_concurrent_answers_one_wins_and_no_acknowledged_answer_is_lost() {
+    let f = fixture();
+    let mut acknowledged = 0;
+    for round in 0..50 {
+        let t = f.post_ask(ask_body("q"));
+        let answer = |label: &'static str| {
+            let request = f
+                .client
+                .post(f.url(&format!("/api/v1/questions/{t}/answer")))
+                .bearer_auth(TOKEN)
+                .body(answer_body("q", label));
+            async move { (label, request.send().await.unwrap().status()) }
+        };
+        let (a, b) =
+            f.rt.block_on(async { tokio::join!(answer("A"), answer("B")) });
+        let mut statuses = [a.1, b.1];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::OK, StatusCode::CONFLICT],
+            "round {round}"
+        );
+        let winner = if a.1 == StatusCode::OK { a.0 } else { b.0 };
+        acknowledged += 1;
+        let (_, value) = f.get(&format!("/api/v1/asks/{t}"));
+        assert_eq!(value["status"], "answered");
+        assert_eq!(
+            value["answer"]["answers"][0]["selected"][0], winner,
+            "round {round}"
+        );
+    }
+    assert_eq!(acknowledged, 50);
+}
+
+#[test]
+fn the_event_stream_reports_withdrawals_as_aborted_and_replays_pending_questions() {
+    let f = fixture();
+    let t1 = f.post_ask(ask_body("one"));
+    let t2 = f.post_ask(ask_body("two"));
+    let client = f.client.clone();
+    let url = f.url("/api/v1/events");
+    let text = f.rt.block_on(async {
+        let response = client.get(url).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let mut stream = response.bytes_stream();
+        let mut text = String::new();
+        while text.matches("event: requested").count() < 2 {
+            text.push_str(&String::from_utf8_lossy(
+                &stream.next().await.unwrap().unwrap(),
+            ));
+        }
+        let request = client
+            .delete(format!("{}/api/v1/asks/{t1}", f.base))
+            .bearer_auth(TOKEN)
+            .send();
+        assert_eq!(request.await.unwrap().status(), StatusCode::OK);
+        while !text.contains("event: resolved") {
+            text.push_str(&String::from_utf8_lossy(
+                &stream.next().await.unwrap().unwrap(),
+            ));
+        }
+        text
+    });
+    assert!(text.contains(&format!(r#""ticket":{t1}"#)));
+    assert!(text.contains(&format!(r#""ticket":{t2}"#)));
+    assert!(
+        text.contains(&format!(r#"data: {{"outcome":"aborted","ticket":{t1}}}"#))
+            || text.contains(&format!(r#"data: {{"ticket":{t1},"outcome":"aborted"}}"#)),
+        "{text}"
+    );
+}
+
+#[test]
+fn on_question_runs_with_p_on_stdin_and_a_failing_command_is_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pushed.jsonl");
+    let f = fixture_with(|c| c.on_question = Some(format!("cat >> '{}'", out.display())));
+    let t = f.post_ask(ask_body("push"));
+    let until = std::time::Instant::now() + PATIENCE;
+    let text = loop {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        if text.ends_with('\n') {
+            break text;
+        }
+        assert!(std::time::Instant::now() < until, "the command never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let p: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(p["ticket"], t);
+    assert_eq!(p["questions"][0]["id"], "push");
+
+    let failing = fixture_with(|c| c.on_question = Some("exit 3".into()));
+    let t1 = failing.post_ask(ask_body("a"));
+    let t2 = failing.post_ask(ask_body("b"));
+    assert_eq!(failing.pending().len(), 2);
+    assert!(t2 > t1);
+}
+
+#[test]
+fn a_hub_that_stays_down_fails_the_ask_naming_its_address() {
+    let f = fixture();
+    let base = f.base.clone();
+    drop(f);
+    let ctx = Context::new();
+    let remote = RemoteProvider::builder(base.clone(), TOKEN)
+        .outage_limit(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let e = settled(&ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("a", &["A"])]),
+    ))
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::ProviderFailed);
+    assert!(
+        e.message().starts_with(&format!(
+            "the user-questions hub at {base} cannot be reached"
+        )),
+        "{}",
+        e.message()
+    );
+}
+
+#[test]
+fn a_remote_ask_never_outlives_its_deadline_while_the_hub_is_down() {
+    let f = fixture();
+    let base = f.base.clone();
+    drop(f);
+    let ctx = Context::new();
+    let _ = ctx
+        .user_questions()
+        .register_provider(RemoteProvider::new(&base, TOKEN).unwrap())
+        .unwrap();
+    let e = settled(&ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("a", &["A"])])
+            .with_timeout(Duration::from_millis(300)),
+    ))
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AskTimedOut);
+}
