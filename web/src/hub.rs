@@ -164,6 +164,27 @@ impl Hub {
         Some(Connection { replay, events })
     }
 
+    /// `{"pending":[P…]}` from the questions pending as of the last event, in arrival order
+    /// (each P serialized once, when it arrived or its deadline moved).
+    pub(crate) fn pending_json(&self) -> String {
+        let parts: Vec<Arc<str>> = self
+            .lock()
+            .pending
+            .values()
+            .map(|e| e.data.clone())
+            .collect();
+        let mut out = String::with_capacity(16 + parts.iter().map(|p| p.len() + 1).sum::<usize>());
+        out.push_str(r#"{"pending":["#);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(part);
+        }
+        out.push_str("]}");
+        out
+    }
+
     /// Ends every stream (after the events already queued for it) and refuses new ones.
     pub(crate) fn close(&self) {
         let mut state = self.lock();

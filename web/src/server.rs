@@ -18,7 +18,7 @@ use futures::stream::{self, Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 use tokio_stream::wrappers::ReceiverStream;
-use user_questions::{ErrorCode, PendingQuestion, QuestionInbox, UserQuestionError};
+use user_questions::{ErrorCode, QuestionInbox, UserQuestionError};
 
 use crate::assets;
 use crate::hub::Hub;
@@ -318,17 +318,10 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 // ---- the API --------------------------------------------------------------------------------
 
-#[derive(Serialize)]
-struct PendingBody {
-    pending: Vec<PendingQuestion>,
-}
-
+/// The inbox's pending questions as the event stream has them: the inbox tells its
+/// subscribers before an operation returns, so this is never behind a settled request.
 async fn list(State(server): State<Arc<Server>>) -> Response {
-    let body = serde_json::to_string(&PendingBody {
-        pending: server.inbox.pending(),
-    })
-    .unwrap_or_default();
-    json_response(StatusCode::OK, body)
+    json_response(StatusCode::OK, server.hub.pending_json())
 }
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
