@@ -1,8 +1,11 @@
 //! `Agent` and the context's agent registry (§5).
 //!
 //! Each Python `Agent` wraps exactly one core agent, so identity is the Python instance. The
-//! registry remembers which Python object it entered under each id, so `get`, `roots`,
-//! `list` and a provider's `request["agent"]` return that very object.
+//! registry remembers which Python object it entered for each live core agent (by the core's
+//! process-unique `Agent::key`), so `get`, `roots`, `list` and a provider's
+//! `request["agent"]` return that very object — a subclass instance included — rather than
+//! a new wrapper: the map is what keeps Python's `is`, not the agents' identity (the core
+//! has that).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -51,10 +54,10 @@ impl PyAgent {
     }
 }
 
-/// The core registry plus the Python object entered under each live id.
+/// The core registry plus the Python object entered for each live agent, by `Agent::key`.
 pub(crate) struct AgentMap {
     core: AgentRegistry,
-    live: Mutex<HashMap<String, Py<PyAgent>>>,
+    live: Mutex<HashMap<u64, Py<PyAgent>>>,
 }
 
 impl AgentMap {
@@ -65,16 +68,14 @@ impl AgentMap {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Py<PyAgent>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Py<PyAgent>>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The Python object wrapping `agent`, when it is the one entered under its id; otherwise
-    /// a new wrapper of the same core agent (it was detached meanwhile).
+    /// The Python object entered for `agent`, while it is live; otherwise a new wrapper of the
+    /// same core agent (it was detached meanwhile).
     pub(crate) fn python_agent(&self, py: Python<'_>, agent: &Agent) -> PyResult<Py<PyAgent>> {
-        if let Some(found) = self.lock().get(agent.id())
-            && found.get().agent.same(agent)
-        {
+        if let Some(found) = self.lock().get(&agent.key()) {
             return Ok(found.clone_ref(py));
         }
         Py::new(
@@ -96,7 +97,7 @@ impl AgentMap {
         let removed = {
             let mut live = self.lock();
             if self.core.exit(agent) {
-                live.remove(agent.id())
+                live.remove(&agent.key())
             } else {
                 None
             }
@@ -130,7 +131,7 @@ impl PyAgentRegistry {
             .map
             .core
             .enter(&core_agent, owner.as_ref().map(|o| &o.get().agent))?;
-        let stale = live.insert(core_agent.id().to_owned(), agent.unbind());
+        let stale = live.insert(core_agent.key(), agent.unbind());
         drop(live);
         drop(stale);
         Ok(AgentDetach {

@@ -3,6 +3,8 @@
 //!
 //! Built only through maturin (see `pyproject.toml` and `scripts/test-python`). Asks are
 //! polled on the asker's asyncio loop (`loop_future.rs`), no runtime or thread of our own;
+//! what the core's deadline timer thread causes reaches Python through the asker's loop
+//! (`foreign.rs`);
 //! Python providers run on the asking thread and, when they return an awaitable, as asyncio
 //! tasks (`provider.rs`). The terminal provider (`terminal.rs`) runs its own terminal thread,
 //! from the core's `user-questions-terminal` crate.

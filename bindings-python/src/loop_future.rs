@@ -3,11 +3,11 @@
 //! The future is polled on the loop's thread: once at once, with a no-op waker (an ask that
 //! settles immediately gives its outcome directly, with no asyncio future and no loop
 //! iteration), then by a driver whenever it is woken — its waker schedules the next poll with
-//! `loop.call_soon_threadsafe` (`loop.call_soon` on the loop's own thread). Wakes come from
-//! the threads that settle asks (an inbox answer, an abort, a provider's task), which are
-//! Python threads, so no foreign thread ever runs Python code (that would be unsafe while the
-//! interpreter finalizes). Cancelling the asyncio future drops the Rust future, which
-//! withdraws the ask.
+//! `loop.call_soon_threadsafe` (`loop.call_soon` on the loop's own thread). Wakes from Python
+//! threads (an inbox answer, an abort, a provider's task) do that directly; a wake from a
+//! thread Python does not know (the core's deadline timer) never touches Python there: it is
+//! queued for the loop, which watches a socket for it while the ask waits (`foreign.rs`).
+//! Cancelling the asyncio future drops the Rust future, which withdraws the ask.
 
 use std::cell::Cell;
 use std::future::Future;
