@@ -2,11 +2,10 @@
 # (scripts/test-python). The asking methods return the result dict when it settled at once,
 # else an asyncio future of it (not a coroutine).
 import asyncio
+import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union, final
 
 from typing_extensions import disjoint_base
-
-import os
 
 from ._types import InboxEvent, PendingQuestion
 
