@@ -1,0 +1,29 @@
+// MCP form elicitation both ways and McpElicitationProvider (docs/reference.md §21).
+import type { AskUserQuestionAnswer, AskUserQuestionItem, ProviderRequest, UserQuestionProvider } from '../index'
+import type { Elicitation } from './types'
+
+export type { Elicitation, ElicitationField } from './types'
+
+/** The message of `ASK_CANCELLED` when the client declines or cancels. */
+export declare const CANCELLED: string
+/** The message of the `PROVIDER_FAILED` raised when the client cannot elicit. */
+export declare const NO_ELICITATION: string
+
+/** A question batch → `{ message, requestedSchema }` (one field per id, `<id>.other` for free text, nothing required). */
+export declare function toElicitation(questions: AskUserQuestionItem[]): Elicitation
+
+/** `{ action, content? }` → the answer (checked by §6); `ASK_CANCELLED` for decline/cancel; `PROVIDER_FAILED` naming the field. */
+export declare function fromElicitation(questions: AskUserQuestionItem[], result: unknown): AskUserQuestionAnswer
+
+/** Whether declared client capabilities include form-mode elicitation. */
+export declare function supportsFormElicitation(capabilities: unknown): boolean
+
+/**
+ * A provider that asks the connected client of an MCP server (`Server` or `McpServer` of
+ * `@modelcontextprotocol/sdk`) through form elicitation. A client without the capability fails
+ * each ask with `PROVIDER_FAILED` (`NO_ELICITATION`); a withdrawn ask cancels the client's request.
+ */
+export declare class McpElicitationProvider implements UserQuestionProvider {
+  constructor(server: { elicitInput: Function; getClientCapabilities(): unknown } | { server: unknown })
+  ask(request: ProviderRequest): Promise<AskUserQuestionAnswer>
+}

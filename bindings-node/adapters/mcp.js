@@ -1,0 +1,249 @@
+// @ts-check
+// MCP form-mode elicitation (§21): a question batch as `elicitation/create` and back.
+//
+// `toElicitation(questions)` → `{ message, requestedSchema }`: one field per question, named
+// by its id (single-select: a string with `oneOf`; multi-select: an array of `anyOf`; no
+// options: a string), a sibling optional string `<id>.other` for every question with
+// options, nothing required (a skip). `fromElicitation(questions, result)` maps the client's
+// result back: `accept` → the answer (checked by §6, a mismatch is PROVIDER_FAILED naming
+// the field), `decline` / `cancel` → ASK_CANCELLED.
+//
+// `McpElicitationProvider` is a provider for a host that is an MCP server
+// (`@modelcontextprotocol/sdk`): each ask goes to the connected client as a form elicitation.
+'use strict'
+
+const { UserQuestionError } = require('../lib/errors.js')
+const { validateAnswer } = require('../lib/tool.js')
+const { isObject, refuse } = require('./_check.js')
+
+/** The message of ASK_CANCELLED when the client declines or cancels (as for an inbox, §7). */
+const CANCELLED = 'the user cancelled ask_user_question'
+/** The message of the PROVIDER_FAILED raised when the client cannot elicit. */
+const NO_ELICITATION =
+  'the connected MCP client cannot answer questions: it did not declare the elicitation capability for form mode'
+/** The longest wait the SDK's request timer takes; deadlines are the seam's (§16). */
+const NO_SDK_TIMEOUT = 2147483647
+
+const OTHER_SINGLE = 'Your own answer, instead of an option.'
+const OTHER_MULTI = 'Your own answer, in addition to the options chosen.'
+
+/**
+ * @typedef {import('../index').AskUserQuestionItem} Question
+ * @typedef {import('../index').AskUserQuestionAnswer} Answer
+ * @typedef {import('../index').AskUserQuestionAnswerItem} AnswerItem
+ * @typedef {import('./types').Elicitation} Elicitation
+ */
+
+/** @param {string} value */
+const json = (value) => JSON.stringify(value)
+
+/** @param {Question} question */
+function title(question) {
+  return typeof question.header === 'string' && question.header !== '' ? question.header : question.question
+}
+
+/** @param {Question} question */
+function description(question) {
+  const lines = [question.question]
+  if (question.detail !== undefined) lines.push(question.detail)
+  for (const option of question.options ?? []) {
+    if (option.description !== undefined) lines.push(`${option.label} — ${option.description}`)
+  }
+  return lines.join('\n')
+}
+
+/**
+ * The `elicitation/create` form parameters for a question batch (already checked by the seam).
+ * @param {Question[]} questions
+ * @returns {Elicitation}
+ */
+function toElicitation(questions) {
+  /** @type {Record<string, any>} */
+  const properties = {}
+  /**
+   * @param {string} key
+   * @param {Record<string, unknown>} field
+   * @param {string} id
+   */
+  const put = (key, field, id) => {
+    if (Object.hasOwn(properties, key)) {
+      refuse(`question id ${json(id)} gives the elicitation field ${json(key)}, which another question already uses`)
+    }
+    properties[key] = field
+  }
+  for (const question of questions) {
+    const fieldTitle = title(question)
+    const fieldDescription = description(question)
+    const options = question.options ?? []
+    const id = question.id
+    if (options.length === 0) {
+      put(id, { type: 'string', title: fieldTitle, description: fieldDescription }, id)
+      continue
+    }
+    const choices = options.map((o) => ({ const: o.label, title: o.label }))
+    const multi = question.multiSelect === true
+    put(
+      id,
+      multi
+        ? { type: 'array', title: fieldTitle, description: fieldDescription, items: { anyOf: choices } }
+        : { type: 'string', title: fieldTitle, description: fieldDescription, oneOf: choices },
+      id,
+    )
+    put(
+      `${id}.other`,
+      { type: 'string', title: `${fieldTitle} (other)`, description: multi ? OTHER_MULTI : OTHER_SINGLE },
+      id,
+    )
+  }
+  return {
+    message: questions.map((q) => q.question).join('\n'),
+    requestedSchema: { type: 'object', properties },
+  }
+}
+
+/** @param {string} message */
+const failed = (message) => new UserQuestionError(message, 'PROVIDER_FAILED')
+
+/**
+ * @param {Record<string, unknown>} content
+ * @param {string} key
+ * @returns {string | undefined}
+ */
+function text(content, key) {
+  const value = content[key]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw failed(`elicitation field ${json(key)} must be a string`)
+  return value
+}
+
+/**
+ * The client's `ElicitResult` (`{ action, content? }`) → our answer; ASK_CANCELLED for
+ * decline and cancel; PROVIDER_FAILED naming what does not fit.
+ * @param {Question[]} questions
+ * @param {unknown} result
+ * @returns {Answer}
+ */
+function fromElicitation(questions, result) {
+  if (!isObject(result)) throw failed('the elicitation result must be an object')
+  const action = result.action
+  if (action === 'decline' || action === 'cancel') throw new UserQuestionError(CANCELLED, 'ASK_CANCELLED')
+  if (action !== 'accept') throw failed(`the elicitation result has an unknown action ${json(String(action))}`)
+  let content = result.content
+  if (content === undefined || content === null) content = {}
+  if (!isObject(content)) throw failed('the elicitation content must be an object')
+  const fields = content
+  /** @type {AnswerItem[]} */
+  const items = questions.map((question) => {
+    const id = question.id
+    const options = question.options ?? []
+    const labels = options.map((o) => o.label)
+    /** @type {AnswerItem} */
+    const item = { id, selected: [] }
+    if (options.length === 0) {
+      const value = text(fields, id)
+      if (value !== undefined && value.trim() !== '') item.custom = value
+      return item
+    }
+    const value = Object.hasOwn(fields, id) ? fields[id] : undefined
+    if (question.multiSelect === true) {
+      if (value !== undefined && value !== null) {
+        if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+          throw failed(`elicitation field ${json(id)} must be an array of strings`)
+        }
+        for (const label of value) {
+          if (!labels.includes(label)) {
+            throw failed(`elicitation field ${json(id)} selects ${json(label)}, which is not one of its options`)
+          }
+          if (item.selected.includes(label)) throw failed(`elicitation field ${json(id)} selects ${json(label)} twice`)
+          item.selected.push(label)
+        }
+      }
+    } else if (value !== undefined && value !== null) {
+      if (typeof value !== 'string') throw failed(`elicitation field ${json(id)} must be a string`)
+      if (labels.includes(value)) item.selected = [value]
+      else if (value !== '') {
+        throw failed(`elicitation field ${json(id)} selects ${json(value)}, which is not one of its options`)
+      }
+    }
+    const other = text(fields, `${id}.other`)
+    if (other !== undefined && other.trim() !== '') {
+      item.custom = other
+      if (question.multiSelect !== true) item.selected = [] // single-select: free text overrides the choice (§2)
+    }
+    return item
+  })
+  const answer = { answers: items }
+  try {
+    validateAnswer(questions, answer)
+  } catch (err) {
+    if (err instanceof UserQuestionError) {
+      throw failed(`the elicitation answer does not fit its questions: ${err.message}`)
+    }
+    throw err
+  }
+  return answer
+}
+
+/**
+ * Whether a client's declared capabilities include form-mode elicitation. An empty
+ * `elicitation` object means form mode (the protocol's backwards-compatible default).
+ * @param {unknown} capabilities
+ * @returns {boolean}
+ */
+function supportsFormElicitation(capabilities) {
+  if (!isObject(capabilities)) return false
+  const elicitation = capabilities.elicitation
+  if (!isObject(elicitation)) return false
+  return (elicitation.form !== undefined && elicitation.form !== null) || elicitation.url === undefined
+}
+
+/**
+ * A provider that asks the client of an MCP server through form-mode elicitation.
+ *
+ * `server` is the SDK's low-level `Server` or an `McpServer` (its `.server` is used). Each ask
+ * sends one `elicitation/create` request and settles from the client's result; a withdrawn ask
+ * cancels the request (the client receives `notifications/cancelled`). A client that did not
+ * declare form elicitation fails each ask at once with PROVIDER_FAILED (`NO_ELICITATION`):
+ * capabilities are known only once a client has connected, after the provider is registered.
+ */
+class McpElicitationProvider {
+  /** @param {any} server */
+  constructor(server) {
+    const lowLevel = server && typeof server.elicitInput !== 'function' && server.server ? server.server : server
+    if (!lowLevel || typeof lowLevel.elicitInput !== 'function') {
+      throw new UserQuestionError('McpElicitationProvider needs an MCP Server or McpServer', 'INVALID_ARGUMENT')
+    }
+    /** @private */
+    this.server = lowLevel
+  }
+
+  /**
+   * @param {import('../index').ProviderRequest} request
+   * @returns {Promise<Answer>}
+   */
+  async ask(request) {
+    const questions = request.questions
+    if (!supportsFormElicitation(this.server.getClientCapabilities())) throw failed(NO_ELICITATION)
+    const params = toElicitation(questions)
+    let result
+    try {
+      result = await this.server.elicitInput(
+        { mode: 'form', message: params.message, requestedSchema: params.requestedSchema },
+        { signal: request.signal, timeout: NO_SDK_TIMEOUT },
+      )
+    } catch (err) {
+      if (err instanceof UserQuestionError) throw err
+      throw failed(`the MCP client failed the elicitation: ${err instanceof Error ? err.message : String(err)}`)
+    }
+    return fromElicitation(questions, result)
+  }
+}
+
+module.exports = {
+  CANCELLED,
+  NO_ELICITATION,
+  McpElicitationProvider,
+  fromElicitation,
+  supportsFormElicitation,
+  toElicitation,
+}

@@ -1,0 +1,145 @@
+// McpElicitationProvider against the real MCP SDK: a server and a client connected in one
+// process (InMemoryTransport.createLinkedPair()), the client answering elicitation requests.
+'use strict'
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js')
+const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
+const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js')
+const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js')
+
+const { Context, UserQuestionError } = require('../..')
+const { McpElicitationProvider, NO_ELICITATION, toElicitation } = require('../../adapters/mcp.js')
+
+const QUESTIONS = [
+  {
+    id: 'pkg',
+    header: 'Packages',
+    question: 'Which package manager should we use?',
+    options: [{ label: 'pnpm (Recommended)', description: 'Fast, strict node_modules.' }, { label: 'npm' }],
+  },
+  {
+    id: 'ci',
+    question: 'Which checks should run in CI?',
+    options: [{ label: 'Lint' }, { label: 'Tests' }],
+    multiSelect: true,
+  },
+  { id: 'name', question: 'What should the service be called?' },
+]
+
+/**
+ * A host that is an MCP server whose tool asks the human through its own client, and a client
+ * connected to it in memory. `answer` handles the client's elicitation requests (none: the
+ * client does not declare the capability). `abortWhen`, when given, aborts the ask once it
+ * resolves.
+ */
+async function connect({ answer, abortWhen } = {}) {
+  const server = new McpServer({ name: 'host', version: '1.0.0' })
+  const questions = new Context()
+  questions.userQuestions.registerProvider(new McpElicitationProvider(server))
+  server.registerTool('deploy', { description: 'Asks, then deploys.' }, async () => {
+    const controller = new AbortController()
+    if (abortWhen) abortWhen.then(() => controller.abort())
+    try {
+      const result = await questions.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+      return { content: [{ type: 'text', text: JSON.stringify(result) }] }
+    } catch (err) {
+      assert.ok(err instanceof UserQuestionError)
+      return { content: [{ type: 'text', text: JSON.stringify({ code: err.code, message: err.message }) }] }
+    }
+  })
+  const client = new Client(
+    { name: 'ui', version: '1.0.0' },
+    { capabilities: answer ? { elicitation: { form: {} } } : {} },
+  )
+  if (answer) client.setRequestHandler(ElicitRequestSchema, answer)
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)])
+  // The SDK (1.32.2) ignores `notifications/cancelled` for request id 0 (`if (!requestId)`):
+  // a first server-to-client request (a ping) makes the elicitation's id non-zero.
+  await server.server.ping()
+  const call = async () => {
+    const result = await client.callTool({ name: 'deploy', arguments: {} })
+    return JSON.parse(result.content[0].text)
+  }
+  const close = async () => {
+    await client.close()
+    await server.close()
+    questions.dispose()
+  }
+  return { call, close }
+}
+
+test('the client answers the form and the asker gets the answer', async () => {
+  const seen = []
+  const { call, close } = await connect({
+    answer: async (request) => {
+      seen.push(request.params)
+      return { action: 'accept', content: { pkg: 'npm', ci: ['Lint', 'Tests'], 'ci.other': 'Coverage', name: 'api' } }
+    },
+  })
+  assert.deepEqual(await call(), {
+    answers: [
+      { id: 'pkg', selected: ['npm'] },
+      { id: 'ci', selected: ['Lint', 'Tests'], custom: 'Coverage' },
+      { id: 'name', selected: [], custom: 'api' },
+    ],
+  })
+  assert.deepEqual(seen, [{ mode: 'form', ...toElicitation(QUESTIONS) }])
+  await close()
+})
+
+for (const action of ['decline', 'cancel']) {
+  test(`${action} is ASK_CANCELLED`, async () => {
+    const { call, close } = await connect({ answer: async () => ({ action }) })
+    assert.deepEqual(await call(), { code: 'ASK_CANCELLED', message: 'the user cancelled ask_user_question' })
+    await close()
+  })
+}
+
+test('an answer outside the options is PROVIDER_FAILED naming the field', async () => {
+  const { call, close } = await connect({ answer: async () => ({ action: 'accept', content: { pkg: 'yarn' } }) })
+  const outcome = await call()
+  assert.equal(outcome.code, 'PROVIDER_FAILED')
+  assert.match(outcome.message, /pkg/)
+  await close()
+})
+
+test('a client without elicitation fails the ask with a clear message', async () => {
+  const { call, close } = await connect()
+  assert.deepEqual(await call(), { code: 'PROVIDER_FAILED', message: NO_ELICITATION })
+  await close()
+})
+
+test("a withdrawn ask cancels the client's request", async () => {
+  let asked
+  const askedPromise = new Promise((resolve) => (asked = resolve))
+  let cancelled
+  const cancelledPromise = new Promise((resolve) => (cancelled = resolve))
+  const { call, close } = await connect({
+    abortWhen: askedPromise,
+    answer: (_request, extra) =>
+      new Promise((_resolve, reject) => {
+        extra.signal.addEventListener('abort', () => {
+          cancelled(extra.signal.reason)
+          reject(new Error('cancelled by the server'))
+        })
+        asked()
+      }),
+  })
+  assert.deepEqual(await call(), {
+    code: 'ASK_ABORTED',
+    message: 'ask_user_question was aborted before the user answered',
+  })
+  await cancelledPromise
+  await close()
+})
+
+test('the constructor refuses what is not an MCP server', () => {
+  assert.throws(
+    () => new McpElicitationProvider({}),
+    (err) => err instanceof UserQuestionError && err.code === 'INVALID_ARGUMENT',
+  )
+})
