@@ -55,8 +55,13 @@ export declare class NativeAutoResponder {
 
 /** A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks. */
 export declare class NativeContext {
-  /** A context with no agents and no provider. */
-  constructor()
+  /**
+   * A context with no agents and no provider; with a journal (§18) when `journal` is a
+   * path (setting one never fails: a file that cannot be opened is the first write error).
+   */
+  constructor(journal?: string | undefined | null)
+  /** The journal's first write error, exactly once (later calls: `null`). */
+  takeJournalError(): string | null
   /** Strict answer checking (§6 on every provider answer); off by default. */
   get strict(): boolean
   /** Turns strict answer checking on or off. */
@@ -69,19 +74,26 @@ export declare class NativeContext {
    */
   dispose(): void
   /**
-   * Starts an ask: the questions are JSON text (the `questions` value), checked by the
-   * core in §3 order; a failed check throws with its code and the provider is not
-   * reached. Otherwise the provider is reached now and the outcome JSON
+   * Starts an ask: the request is JSON text (`{"questions":[…],"timeoutMs"?,"key"?}`),
+   * parsed and checked by the core in §16/§3 order; a failed check throws with its code and
+   * the provider is not reached. Otherwise the provider is reached now and the outcome JSON
    * (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
    * settled while it started (an auto-responder's answer, a provider that fails at once),
    * else as a Promise that resolves once it settles.
    */
-  ask(questionsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
+  ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
+  /**
+   * Starts a plan review (§17): the request is JSON text
+   * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the
+   * outcome JSON (`{"review":{decision,feedback?}}` or `{"error":{code,message}}`), as a
+   * string when it settled while it started, else as a Promise.
+   */
+  reviewPlan(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
   /**
    * Registers a JS provider through its dispatcher (see the `provider` module). Throws
    * `DUPLICATE_PROVIDER` while another provider is registered.
    */
-  registerDispatcher(dispatch: (arg: [number, string | undefined | null]) => Promise<string>): NativeRegistration
+  registerDispatcher(dispatch: (call: number, payload: string | null) => Promise<string>): NativeRegistration
   /** Registers an inbox as the provider; its asks never cross into JS. */
   registerInbox(inbox: NativeInbox): NativeRegistration
   /** Registers an auto-responder as the provider; its asks never cross into JS. */
@@ -97,11 +109,12 @@ export declare class NativeContext {
   /** The keys of all live agents, in entry order. */
   agentKeys(): Array<number>
   /**
-   * Executes the tool `ask_user_question` with arguments as JSON text and returns the
-   * tool result JSON of §9: as a string when the ask settled while it started, else
-   * as a Promise that resolves with it (and never rejects).
+   * Executes the tool `ask_user_question` with arguments as JSON text and the caller's
+   * options as JSON text (`{"timeoutMs"?:n,"key"?:s}`, never from the model) and returns
+   * the tool result JSON of §9: as a string when the ask settled while it started (bad
+   * options included), else as a Promise that resolves with it (and never rejects).
    */
-  executeTool(argsJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
+  executeTool(argsJson: string, agent: NativeAgent | undefined | null, abort: NativeAbort | undefined | null, optionsJson: string): string | Promise<string>
 }
 
 /** A core [`QuestionInbox`]. Tickets cross as JS numbers (they stay far below 2^53). */
@@ -123,11 +136,26 @@ export declare class NativeInbox {
   /** Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`. */
   fail(ticket: number, message: string): void
   /**
-   * Calls `callback` with each later event as JSON text, on the JS thread, in order
-   * (`{"type":"requested",…}` / `{"type":"resolved","ticket":1,"outcome":"answered"}`).
-   * The callback must not throw; it does not keep the process alive.
+   * Gives `ticket` more time (§16): its deadline becomes `max(deadline, now + ms)`. Returns
+   * the new `expiresAt`, or `null` for a question without a deadline; `ms` outside
+   * 1..=2147483647 (or not an integer) is `INVALID_ARGUMENT`; `NOT_PENDING` /
+   * `ALREADY_RESOLVED` as for `answer`.
    */
-  subscribe(callback: (arg: string) => void): NativeSubscription
+  extend(ticket: number, ms: number): string | null
+  /**
+   * Calls `callback` with each later event as JSON text, on the JS thread, in order
+   * (`{"type":"requested",…}` / `{"type":"resolved","ticket":1,"outcome":"answered"}`):
+   * at once when the event happens on the JS thread, else in its next turn, always before
+   * the asker of that ticket can observe the settlement (§4.7). The callback must not
+   * throw; it does not keep the process alive.
+   */
+  subscribe(callback: (event: string) => void): NativeSubscription
+  /**
+   * Answers `ticket` from a thread of its own, and returns once that thread is done. Only
+   * for the package's own tests: the events and the settlement it causes reach this JS
+   * thread through its queue (§4.7), as from any thread that is not the JS thread.
+   */
+  answerOnAnotherThread(ticket: number, answerJson: string): void
 }
 
 /** One provider registration. */
@@ -150,6 +178,10 @@ export declare class NativeSubscription {
 /**
  * A core [`TerminalProvider`]; registered natively, so its asks never cross into JS. It
  * answers on a terminal thread of its own, which settles asks without the JS thread.
+ *
+ * The JS object and its registrations share one [`ServedTerminal`], whose last drop (on the
+ * JS thread: a garbage collection, a disposal) hands the provider to a short-lived thread, so
+ * the JS thread never waits for the terminal.
  */
 export declare class NativeTerminalProvider {
   /**

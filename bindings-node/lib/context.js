@@ -5,7 +5,8 @@
 const native = require('../native.js')
 const { AgentRegistry } = require('./agents.js')
 const { disposeSymbol } = require('./dispose.js')
-const { UserQuestionService } = require('./service.js')
+const { invalidArgument } = require('./errors.js')
+const { UserQuestionService, warnJournalError } = require('./service.js')
 
 /** @type {(ctx: Context) => native.NativeContext} */
 let contextNativeOf
@@ -19,9 +20,19 @@ class Context {
   /** @type {UserQuestionService} */
   #userQuestions
 
-  /** @param {{ strict?: boolean }} [options] */
+  /**
+   * @param {{ strict?: boolean, journal?: string }} [options] `journal`: a file path; every
+   *   ask is appended to it as JSON lines (§18). A journal that cannot be written never fails
+   *   or delays an ask; its first write error is reported once, as a process warning
+   *   (`USER_QUESTIONS_JOURNAL`).
+   */
   constructor(options) {
-    this.#native = new native.NativeContext()
+    const journal = options?.journal
+    if (journal !== undefined && typeof journal !== 'string') {
+      throw invalidArgument('journal must be a file path (a string)')
+    }
+    this.#native = new native.NativeContext(journal)
+    warnJournalError(this.#native)
     if (options?.strict) this.#native.strict = true
     this.#agents = new AgentRegistry(this.#native)
     this.#userQuestions = new UserQuestionService(this.#native)

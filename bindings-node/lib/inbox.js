@@ -62,8 +62,26 @@ class QuestionInbox {
   }
 
   /**
+   * Gives `ticket` more time (§16): its deadline becomes `max(deadline, now + ms)`. Returns
+   * the new `expiresAt` (RFC 3339), or `undefined` when the question has no deadline; emits
+   * `extended`. `ms` outside 1..2147483647 is `INVALID_ARGUMENT`; `NOT_PENDING` /
+   * `ALREADY_RESOLVED` as for `answer`.
+   * @param {number} ticket
+   * @param {number} ms
+   * @returns {string | undefined}
+   */
+  extend(ticket, ms) {
+    const t = ticketArg(ticket)
+    if (typeof ms !== 'number') throw invalidArgument('ms must be an integer from 1 to 2147483647')
+    return callNative(() => this.#native.extend(t, ms)) ?? undefined
+  }
+
+  /**
    * Calls `listener` with every later event — `{type: 'requested', ticket, questions,
-   * agentId?}` and `{type: 'resolved', ticket, outcome}` — in order. A listener that throws
+   * agentId?, askedAt, expiresAt?, key?}`, `{type: 'resolved', ticket, outcome}` and
+   * `{type: 'extended', ticket, expiresAt}` — in order, on this thread: an event caused here
+   * is delivered before the call that caused it returns, and a ticket's `resolved` always
+   * reaches the listener before its asker can observe the settlement. A listener that throws
    * is reported as a process warning and does not stop the others. Returns an idempotent
    * unsubscribe function. A subscription does not keep the process alive.
    * @param {(event: Record<string, unknown>) => void} listener

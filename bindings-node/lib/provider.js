@@ -39,16 +39,23 @@ function failureOf(err) {
  */
 
 /**
- * The dispatcher the native side calls for a JS provider: `[call, payload]` runs an ask and
- * resolves with its outcome (it never rejects: sync throws, rejections and odd values all
- * become outcomes); `[call]` alone withdraws ask `call`, aborting its `request.signal`.
+ * The dispatcher the native side calls for a JS provider, on this JS thread: `(call, payload)`
+ * runs an ask and resolves with its outcome (it never rejects: sync throws, rejections and odd
+ * values all become outcomes); `(call, null)` withdraws ask `call`, aborting its
+ * `request.signal` synchronously (its listeners run before the asker can resume, §4.7).
  * @param {Provider} provider
- * @returns {(args: [number, (string | null | undefined)?]) => Promise<string>}
+ * @returns {(call: number, payload: string | null) => Promise<string>}
  */
 function dispatcherFor(provider) {
   /** @type {Map<number, AbortController>} */
   const waiting = new Map()
-  return ([call, payload]) => {
+  /**
+   * The outcome Promises not yet settled, held so that a provider Promise that is never
+   * settled (and collected) leaves its ask waiting rather than failing it.
+   * @type {Set<Promise<string>>}
+   */
+  const running = new Set()
+  return (call, payload) => {
     if (payload == null) {
       const controller = waiting.get(call)
       if (controller !== undefined) {
@@ -57,7 +64,10 @@ function dispatcherFor(provider) {
       }
       return Promise.resolve('')
     }
-    return runProvider(provider, call, payload, waiting)
+    const outcome = runProvider(provider, call, payload, waiting)
+    running.add(outcome)
+    outcome.then(() => running.delete(outcome))
+    return outcome
   }
 }
 
@@ -72,7 +82,7 @@ async function runProvider(provider, call, payload, waiting) {
   const controller = new AbortController()
   waiting.set(call, controller)
   try {
-    const { questions, agentKey } = JSON.parse(payload)
+    const { questions, agentKey, expiresAt, key } = JSON.parse(payload)
     /** @type {Record<string, unknown>} */
     const request = { questions }
     if (agentKey !== undefined) {
@@ -80,6 +90,8 @@ async function runProvider(provider, call, payload, waiting) {
       if (agent !== undefined) request.agent = agent
     }
     request.signal = controller.signal
+    if (expiresAt !== undefined) request.expiresAt = expiresAt
+    if (key !== undefined) request.key = key
     return outcomeOf(await provider.ask(request))
   } catch (err) {
     return failureOf(err)

@@ -43,7 +43,46 @@ async function inFlight(nativeContext, agent, link, start) {
     const n = busyContexts.get(nativeContext)
     if (n === 1) busyContexts.delete(nativeContext)
     else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
+    warnJournalError(nativeContext)
   }
+}
+
+/**
+ * Reports the journal's first write error (§18) as a process warning; the core hands it out
+ * exactly once, so there is one warning per context.
+ * @param {native.NativeContext} nativeContext
+ */
+function warnJournalError(nativeContext) {
+  const error = nativeContext.takeJournalError()
+  if (error != null) {
+    process.emitWarning(`the user-questions journal could not be written: ${error}`, {
+      code: 'USER_QUESTIONS_JOURNAL',
+    })
+  }
+}
+
+/**
+ * The JSON text of a wire request: `questions` and, when given, `timeoutMs` and `key` (§16,
+ * §20), which the core checks.
+ * @param {{ questions?: unknown, timeoutMs?: unknown, key?: unknown }} request
+ * @returns {string}
+ */
+function requestJson(request) {
+  let json = `{"questions":${toJson(request.questions, 'questions', 'INVALID_REQUEST')}`
+  if (request.timeoutMs !== undefined) {
+    json += `,"timeoutMs":${toJson(wireNumber(request.timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
+  }
+  if (request.key !== undefined) json += `,"key":${toJson(request.key, 'key', 'INVALID_REQUEST')}`
+  return `${json}}`
+}
+
+/**
+ * A number as JSON would carry it faithfully: `NaN` and the infinities (which JSON turns
+ * into `null`) become a string, so that the core rejects them with its own message.
+ * @param {unknown} n
+ */
+function wireNumber(n) {
+  return typeof n === 'number' && !Number.isFinite(n) ? String(n) : n
 }
 
 /** The `userQuestions` service of one context. */
@@ -73,22 +112,49 @@ class UserQuestionService {
   /**
    * Asks the registered provider and waits for the answer (§3, §4). Rejects with a
    * `UserQuestionError`; the provider is not reached when a check fails.
-   * @param {{ questions: unknown, agent?: unknown, signal?: unknown }} request
+   * @param {{ questions: unknown, agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown }} request
    */
   async ask(request) {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       throw new UserQuestionError('request must be an object', 'INVALID_REQUEST')
     }
-    const questionsJson = toJson(request.questions, 'questions', 'INVALID_REQUEST')
+    const json = requestJson(request)
     const nativeContext = this.#native
     const text = await inFlight(nativeContext, request.agent, linkSignal(request.signal), (agent, abort) =>
-      callNative(() => nativeContext.ask(questionsJson, agent, abort)),
+      callNative(() => nativeContext.ask(json, agent, abort)),
     )
     const outcome = JSON.parse(text)
     if (outcome.error !== undefined) {
       throw new UserQuestionError(outcome.error.message, outcome.error.code)
     }
     return outcome.answer
+  }
+
+  /**
+   * Asks the user to review a plan (§17) through `ask()`, with all its checks and guarantees,
+   * and resolves with `{decision, feedback?}`: `approved`, `revise` (with the user's feedback
+   * when they wrote one), `rejected` or `dismissed`. Rejects with a `UserQuestionError`.
+   * @param {unknown} plan the plan (markdown); empty is `INVALID_REQUEST`
+   * @param {{ agent?: unknown, signal?: unknown, timeoutMs?: unknown, question?: unknown }} [options]
+   */
+  async reviewPlan(plan, options) {
+    if (options != null && (typeof options !== 'object' || Array.isArray(options))) {
+      throw new UserQuestionError('options must be an object', 'INVALID_REQUEST')
+    }
+    /** @type {Record<string, unknown>} */
+    const wire = { plan }
+    if (options?.question !== undefined) wire.question = options.question
+    if (options?.timeoutMs !== undefined) wire.timeoutMs = wireNumber(options.timeoutMs)
+    const json = toJson(wire, 'the review', 'INVALID_REQUEST')
+    const nativeContext = this.#native
+    const text = await inFlight(nativeContext, options?.agent, linkSignal(options?.signal), (agent, abort) =>
+      callNative(() => nativeContext.reviewPlan(json, agent, abort)),
+    )
+    const outcome = JSON.parse(text)
+    if (outcome.error !== undefined) {
+      throw new UserQuestionError(outcome.error.message, outcome.error.code)
+    }
+    return outcome.review
   }
 
   /**
@@ -120,4 +186,4 @@ class UserQuestionService {
   }
 }
 
-module.exports = { UserQuestionService, inFlight }
+module.exports = { UserQuestionService, inFlight, warnJournalError, wireNumber }

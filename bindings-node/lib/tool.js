@@ -6,7 +6,7 @@ const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
 const { Context, contextNativeOf } = require('./context.js')
 const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
-const { inFlight } = require('./service.js')
+const { inFlight, wireNumber } = require('./service.js')
 
 const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
 
@@ -54,10 +54,12 @@ class AskUserQuestionTool {
   }
 
   /**
-   * Runs the tool: asks with the caller's agent (only when there is one) and signal, and
-   * resolves with the tool result of §9. Never rejects.
+   * Runs the tool: asks with the caller's agent (only when there is one), signal, deadline
+   * and key (§16: from the caller, never from the model's arguments), and resolves with the
+   * tool result of §9 (a deadline that passes is the failure form, `ASK_TIMED_OUT`). Never
+   * rejects.
    * @param {unknown} args
-   * @param {{ agent?: unknown, signal?: unknown }} [exec]
+   * @param {{ agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown }} [exec]
    */
   async execute(args, exec) {
     let argsJson
@@ -75,10 +77,15 @@ class AskUserQuestionTool {
       const e = /** @type {{ code: string, message: string }} */ (err)
       return failureResult(e.code, e.message)
     }
+    /** @type {Record<string, unknown>} */
+    const options = {}
+    if (exec?.timeoutMs !== undefined) options.timeoutMs = wireNumber(exec.timeoutMs)
+    if (exec?.key !== undefined) options.key = exec.key
+    const optionsJson = JSON.stringify(options)
     const nativeContext = this.#native
     try {
       const text = await inFlight(nativeContext, exec?.agent, link, (agent, abort) =>
-        nativeContext.executeTool(/** @type {string} */ (argsJson), agent, abort),
+        nativeContext.executeTool(/** @type {string} */ (argsJson), agent, abort, optionsJson),
       )
       return JSON.parse(text)
     } catch (err) {

@@ -1,25 +1,18 @@
-//! Agents (§5) and the map from a live core agent back to its JS object.
+//! Agents (§5) and the way from a live core agent back to its JS object.
 //!
-//! Identity is the instance: each JS `Agent` owns one core [`Agent`] and a process-unique
-//! `key`. The core registry answers with core agents; [`AgentKeys`] turns them back into
-//! keys, and the JS layer turns keys into the very JS objects that were entered.
-
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+//! Identity is the instance: each JS `Agent` owns one core [`Agent`], whose process-unique
+//! [`Agent::key`] crosses into JS; the JS layer turns keys into the very JS objects that were
+//! entered.
 
 use napi_derive::napi;
 use user_questions::{Agent, AgentDetach, AgentRegistry};
 
 use crate::{Result, to_js};
 
-static NEXT_KEY: AtomicI64 = AtomicI64::new(1);
-
 /// One agent instance (the JS `Agent` wraps exactly one).
 #[napi]
 pub struct NativeAgent {
     agent: Agent,
-    key: i64,
 }
 
 #[napi]
@@ -29,7 +22,6 @@ impl NativeAgent {
     pub fn new(id: String, delegation_depth: u32) -> Self {
         NativeAgent {
             agent: Agent::with_delegation_depth(id, delegation_depth),
-            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -48,7 +40,7 @@ impl NativeAgent {
     /// The process-unique key of this instance.
     #[napi(getter, catch_unwind)]
     pub fn key(&self) -> i64 {
-        self.key
+        key_of(&self.agent)
     }
 }
 
@@ -59,65 +51,32 @@ impl NativeAgent {
     }
 }
 
-/// The keys of the agents entered into one context, by id (live ids are unique).
-#[derive(Clone, Default)]
-pub(crate) struct AgentKeys {
-    by_id: Arc<Mutex<HashMap<String, (Agent, i64)>>>,
+/// The key of `agent` as a JS number (keys count up from 1, far below 2^53).
+pub(crate) fn key_of(agent: &Agent) -> i64 {
+    agent.key() as i64
 }
 
-impl AgentKeys {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, (Agent, i64)>> {
-        self.by_id.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The key of `agent`, when it is an entered instance. O(1).
-    pub(crate) fn key_of(&self, agent: &Agent) -> Option<i64> {
-        match self.lock().get(agent.id()) {
-            Some((entered, key)) if entered.same(agent) => Some(*key),
-            _ => None,
-        }
-    }
-
-    fn insert(&self, agent: &Agent, key: i64) {
-        self.lock()
-            .insert(agent.id().to_owned(), (agent.clone(), key));
-    }
-
-    fn remove(&self, agent: &Agent) {
-        let mut map = self.lock();
-        if map.get(agent.id()).is_some_and(|(a, _)| a.same(agent)) {
-            map.remove(agent.id());
-        }
-    }
-}
-
-/// Enters `agent` (with `owner`, or as a root) into `registry`, recording its key.
+/// Enters `agent` (with `owner`, or as a root) into `registry`.
 pub(crate) fn enter(
     registry: &AgentRegistry,
-    keys: &AgentKeys,
     agent: &NativeAgent,
     owner: Option<&NativeAgent>,
 ) -> Result<NativeAgentDetach> {
     let detach = registry
         .enter(agent.agent(), owner.map(NativeAgent::agent))
         .map_err(to_js)?;
-    keys.insert(agent.agent(), agent.key);
-    Ok(NativeAgentDetach {
-        detach,
-        keys: keys.clone(),
-    })
+    Ok(NativeAgentDetach { detach })
 }
 
-/// The keys of these core agents (all entered through [`enter`]).
-pub(crate) fn keys_of(keys: &AgentKeys, agents: &[Agent]) -> Vec<i64> {
-    agents.iter().filter_map(|a| keys.key_of(a)).collect()
+/// The keys of these core agents.
+pub(crate) fn keys_of(agents: &[Agent]) -> Vec<i64> {
+    agents.iter().map(key_of).collect()
 }
 
 /// Detaches one entry of an agent; idempotent, and stale handles never remove a later agent.
 #[napi]
 pub struct NativeAgentDetach {
     detach: AgentDetach,
-    keys: AgentKeys,
 }
 
 #[napi]
@@ -126,6 +85,5 @@ impl NativeAgentDetach {
     #[napi(catch_unwind)]
     pub fn detach(&self) {
         self.detach.detach();
-        self.keys.remove(self.detach.agent());
     }
 }

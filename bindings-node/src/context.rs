@@ -5,42 +5,51 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use napi::Env;
-use napi::bindgen_prelude::{Either, Function, Promise, PromiseRaw};
+use napi::bindgen_prelude::{Either, Function, JsValue, PromiseRaw, Unknown};
 use napi_derive::napi;
-use user_questions::tool::{self, ToolExecution};
-use user_questions::{AskUserQuestionRequest, Context, ProviderRegistration};
+use std::time::Duration;
+
+use user_questions::deadline::check_timeout_ms;
+use user_questions::request::check_key;
+use user_questions::tool::{self, ToolExecution, ToolResult};
+use user_questions::{
+    Context, ProviderRegistration, ReviewPlanRequest, UserQuestionError, messages,
+};
 
 use crate::abort::NativeAbort;
-use crate::agents::{self, AgentKeys, NativeAgent, NativeAgentDetach};
+use crate::agents::{self, NativeAgent, NativeAgentDetach};
 use crate::auto::NativeAutoResponder;
 use crate::inbox::NativeInbox;
 use crate::inline;
+use crate::jsthread::JsFunction;
 use crate::provider::JsProvider;
 use crate::terminal::NativeTerminalProvider;
-use crate::{Result, internal, outcome_json, parse_questions_json, to_js};
+use crate::{Result, internal, outcome_json, to_js};
 
 /// A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks.
 #[napi]
 pub struct NativeContext {
     context: Context,
-    keys: AgentKeys,
-}
-
-impl Default for NativeContext {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 #[napi]
 impl NativeContext {
-    /// A context with no agents and no provider.
+    /// A context with no agents and no provider; with a journal (§18) when `journal` is a
+    /// path (setting one never fails: a file that cannot be opened is the first write error).
     #[napi(constructor, catch_unwind)]
-    pub fn new() -> Self {
+    pub fn new(journal: Option<String>) -> Self {
         NativeContext {
-            context: Context::new(),
-            keys: AgentKeys::default(),
+            context: match journal {
+                Some(path) => Context::with_journal(path),
+                None => Context::new(),
+            },
         }
+    }
+
+    /// The journal's first write error, exactly once (later calls: `null`).
+    #[napi(catch_unwind)]
+    pub fn take_journal_error(&self) -> Option<String> {
+        self.context.user_questions().take_journal_error()
     }
 
     /// Strict answer checking (§6 on every provider answer); off by default.
@@ -68,9 +77,9 @@ impl NativeContext {
         self.context.dispose();
     }
 
-    /// Starts an ask: the questions are JSON text (the `questions` value), checked by the
-    /// core in §3 order; a failed check throws with its code and the provider is not
-    /// reached. Otherwise the provider is reached now and the outcome JSON
+    /// Starts an ask: the request is JSON text (`{"questions":[…],"timeoutMs"?,"key"?}`),
+    /// parsed and checked by the core in §16/§3 order; a failed check throws with its code and
+    /// the provider is not reached. Otherwise the provider is reached now and the outcome JSON
     /// (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
     /// settled while it started (an auto-responder's answer, a provider that fails at once),
     /// else as a Promise that resolves once it settles.
@@ -78,22 +87,46 @@ impl NativeContext {
     pub fn ask<'env>(
         &self,
         env: &'env Env,
-        questions_json: String,
+        request_json: String,
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
-        let questions = parse_questions_json(&questions_json).map_err(to_js)?;
         let pending = self
             .context
             .user_questions()
-            .start({
-                let mut request = AskUserQuestionRequest::new(questions);
-                request.agent = agent.map(|a| a.agent().clone());
-                request.signal = abort.map(NativeAbort::signal);
-                request
-            })
+            .start_json(
+                &request_json,
+                agent.map(|a| a.agent().clone()),
+                abort.map(NativeAbort::signal),
+            )
             .map_err(to_js)?;
         settle_now_or_spawn(env, pending, outcome_json)
+    }
+
+    /// Starts a plan review (§17): the request is JSON text
+    /// (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the
+    /// outcome JSON (`{"review":{decision,feedback?}}` or `{"error":{code,message}}`), as a
+    /// string when it settled while it started, else as a Promise.
+    #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
+    pub fn review_plan<'env>(
+        &self,
+        env: &'env Env,
+        request_json: String,
+        agent: Option<&NativeAgent>,
+        abort: Option<&NativeAbort>,
+    ) -> Result<Either<String, PromiseRaw<'env, String>>> {
+        let mut request = ReviewPlanRequest::from_json(&request_json).map_err(to_js)?;
+        request.agent = agent.map(|a| a.agent().clone());
+        request.signal = abort.map(NativeAbort::signal);
+        let pending = self
+            .context
+            .user_questions()
+            .start_review(request)
+            .map_err(to_js)?;
+        settle_now_or_spawn(env, pending, |outcome| match outcome {
+            Ok(review) => format!("{{\"review\":{}}}", review.to_json()),
+            Err(error) => format!("{{\"error\":{}}}", error.to_json()),
+        })
     }
 
     /// Registers a JS provider through its dispatcher (see the `provider` module). Throws
@@ -101,15 +134,12 @@ impl NativeContext {
     #[napi(catch_unwind)]
     pub fn register_dispatcher(
         &self,
-        dispatch: Function<'_, (u32, Option<String>), Promise<String>>,
+        env: &Env,
+        #[napi(ts_arg_type = "(call: number, payload: string | null) => Promise<string>")]
+        dispatch: Function<'_, Unknown<'_>, Unknown<'_>>,
     ) -> Result<NativeRegistration> {
-        let dispatch = dispatch
-            .build_threadsafe_function()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()
-            .map_err(internal)?;
-        let provider = JsProvider::new(dispatch, self.keys.clone());
+        let dispatch = JsFunction::new(env.raw(), dispatch.raw()).map_err(internal)?;
+        let provider = JsProvider::new(dispatch);
         self.register(provider)
     }
 
@@ -144,31 +174,32 @@ impl NativeContext {
         agent: &NativeAgent,
         owner: Option<&NativeAgent>,
     ) -> Result<NativeAgentDetach> {
-        agents::enter(self.context.agents(), &self.keys, agent, owner)
+        agents::enter(self.context.agents(), agent, owner)
     }
 
     /// The key of the live agent under `id`, if any.
     #[napi(catch_unwind)]
     pub fn agent_key(&self, id: String) -> Option<i64> {
         let agent = self.context.agents().get(&id)?;
-        self.keys.key_of(&agent)
+        Some(agents::key_of(&agent))
     }
 
     /// The keys of the live roots, in entry order.
     #[napi(catch_unwind)]
     pub fn root_keys(&self) -> Vec<i64> {
-        agents::keys_of(&self.keys, &self.context.agents().roots())
+        agents::keys_of(&self.context.agents().roots())
     }
 
     /// The keys of all live agents, in entry order.
     #[napi(catch_unwind)]
     pub fn agent_keys(&self) -> Vec<i64> {
-        agents::keys_of(&self.keys, &self.context.agents().list())
+        agents::keys_of(&self.context.agents().list())
     }
 
-    /// Executes the tool `ask_user_question` with arguments as JSON text and returns the
-    /// tool result JSON of §9: as a string when the ask settled while it started, else
-    /// as a Promise that resolves with it (and never rejects).
+    /// Executes the tool `ask_user_question` with arguments as JSON text and the caller's
+    /// options as JSON text (`{"timeoutMs"?:n,"key"?:s}`, never from the model) and returns
+    /// the tool result JSON of §9: as a string when the ask settled while it started (bad
+    /// options included), else as a Promise that resolves with it (and never rejects).
     #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
     pub fn execute_tool<'env>(
         &self,
@@ -176,18 +207,50 @@ impl NativeContext {
         args_json: String,
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
+        options_json: String,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
+        let (timeout, key) = match tool_options(&options_json) {
+            Ok(options) => options,
+            Err(error) => return Ok(Either::A(ToolResult::from(Err(error)).to_json())),
+        };
         let future = tool::execute_json(
             self.context.user_questions(),
             &args_json,
             ToolExecution {
                 agent: agent.map(|a| a.agent().clone()),
                 signal: abort.map(NativeAbort::signal),
-                ..Default::default()
+                timeout,
+                key,
             },
         );
         settle_now_or_spawn(env, Box::pin(future), |result| result.to_json())
     }
+}
+
+/// The tool caller's `{"timeoutMs"?:n,"key"?:s}`: `timeoutMs` an integer from 1 to
+/// 2147483647, `key` a non-empty string of at most 256 characters (the core's messages).
+fn tool_options(text: &str) -> user_questions::Result<(Option<Duration>, Option<String>)> {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let timeout = match value.get("timeoutMs") {
+        None => None,
+        Some(ms) => {
+            let ms = ms
+                .as_i64()
+                .ok_or_else(|| UserQuestionError::invalid_request(messages::BAD_TIMEOUT))?;
+            Some(Duration::from_millis(check_timeout_ms(ms)?))
+        }
+    };
+    let key = match value.get("key") {
+        None => None,
+        Some(key) => {
+            let key = key
+                .as_str()
+                .ok_or_else(|| UserQuestionError::invalid_request(messages::BAD_KEY))?;
+            check_key(key)?;
+            Some(key.to_owned())
+        }
+    };
+    Ok((timeout, key))
 }
 
 /// Polls `future` once, here on the JS thread, with a waker that does nothing: when it is

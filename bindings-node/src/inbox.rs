@@ -1,10 +1,13 @@
 //! The question inbox (§7) for JS UIs.
 
-use napi::bindgen_prelude::Function;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use std::sync::Arc;
+
+use napi::Env;
+use napi::bindgen_prelude::{Function, JsValue, Unknown};
 use napi_derive::napi;
 use user_questions::{InboxSubscription, QuestionInbox, UserQuestionError};
 
+use crate::jsthread::{self, JsFunction};
 use crate::{Result, internal, to_js};
 
 /// A core [`QuestionInbox`]. Tickets cross as JS numbers (they stay far below 2^53).
@@ -69,21 +72,63 @@ impl NativeInbox {
         self.inbox.fail(ticket_of(ticket)?, message).map_err(to_js)
     }
 
-    /// Calls `callback` with each later event as JSON text, on the JS thread, in order
-    /// (`{"type":"requested",…}` / `{"type":"resolved","ticket":1,"outcome":"answered"}`).
-    /// The callback must not throw; it does not keep the process alive.
+    /// Gives `ticket` more time (§16): its deadline becomes `max(deadline, now + ms)`. Returns
+    /// the new `expiresAt`, or `null` for a question without a deadline; `ms` outside
+    /// 1..=2147483647 (or not an integer) is `INVALID_ARGUMENT`; `NOT_PENDING` /
+    /// `ALREADY_RESOLVED` as for `answer`.
     #[napi(catch_unwind)]
-    pub fn subscribe(&self, callback: Function<'_, String, ()>) -> Result<NativeSubscription> {
-        let tsfn: ThreadsafeFunction<String, (), String, napi::Status, false, true> = callback
-            .build_threadsafe_function()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()
-            .map_err(internal)?;
+    pub fn extend(&self, ticket: f64, ms: f64) -> Result<Option<String>> {
+        // A fraction, NaN or an infinity is out of range like 0 (the core words the message).
+        let ms = if ms.is_finite() && ms.fract() == 0.0 && ms.abs() < 1e18 {
+            ms as i64
+        } else {
+            0
+        };
+        self.inbox.extend_ms(ticket_of(ticket)?, ms).map_err(to_js)
+    }
+
+    /// Calls `callback` with each later event as JSON text, on the JS thread, in order
+    /// (`{"type":"requested",…}` / `{"type":"resolved","ticket":1,"outcome":"answered"}`):
+    /// at once when the event happens on the JS thread, else in its next turn, always before
+    /// the asker of that ticket can observe the settlement (§4.7). The callback must not
+    /// throw; it does not keep the process alive.
+    #[napi(catch_unwind)]
+    pub fn subscribe(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "(event: string) => void")] callback: Function<
+            '_,
+            Unknown<'_>,
+            Unknown<'_>,
+        >,
+    ) -> Result<NativeSubscription> {
+        let callback = Arc::new(JsFunction::new(env.raw(), callback.raw()).map_err(internal)?);
         let subscription = self.inbox.subscribe(move |event| {
-            tsfn.call(event.to_json(), ThreadsafeFunctionCallMode::NonBlocking);
+            let text = event.to_json();
+            let callback_in_job = callback.clone();
+            callback.home().post(Box::new(move |env| {
+                callback_in_job.call(env, &[jsthread::string(env, &text)]);
+            }));
         });
         Ok(NativeSubscription { subscription })
+    }
+
+    /// Answers `ticket` from a thread of its own, and returns once that thread is done. Only
+    /// for the package's own tests: the events and the settlement it causes reach this JS
+    /// thread through its queue (§4.7), as from any thread that is not the JS thread.
+    #[napi(catch_unwind)]
+    pub fn answer_on_another_thread(&self, ticket: f64, answer_json: String) -> Result<()> {
+        let ticket = ticket_of(ticket)?;
+        let inbox = self.inbox.clone();
+        std::thread::spawn(move || inbox.answer_json(ticket, &answer_json))
+            .join()
+            .unwrap_or_else(|_| {
+                Err(UserQuestionError::new(
+                    user_questions::ErrorCode::Internal,
+                    "the answering thread panicked",
+                ))
+            })
+            .map_err(to_js)
     }
 }
 

@@ -16,6 +16,7 @@ mod auto;
 mod context;
 mod inbox;
 mod inline;
+mod jsthread;
 mod provider;
 mod terminal;
 

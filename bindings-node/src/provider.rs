@@ -1,61 +1,38 @@
-//! JS providers: a core [`UserQuestionProvider`] that calls a JS function through a weak
-//! threadsafe function and awaits the Promise it returns.
+//! JS providers: a core [`UserQuestionProvider`] that calls a JS function on its JS thread and
+//! awaits the Promise it returns.
 //!
 //! The JS layer registers one *dispatcher* per provider: `(call, payload)`. With a payload
-//! (`{"questions":[…],"agentKey":n}`) it runs the user's `ask` and resolves with the
-//! outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) — it never rejects. Without
-//! one it is told that ask `call` was withdrawn and aborts that ask's `AbortSignal`. Both
-//! go through the same queue, so a withdrawal never overtakes its ask.
+//! (`{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`) it runs the user's `ask` and
+//! resolves with the outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) — it never
+//! rejects. With `null` it is told that ask `call` was withdrawn and aborts that ask's
+//! `AbortSignal`. Both go through the JS thread's one queue (`jsthread`), so a withdrawal never
+//! overtakes its ask, and a withdrawal caused on the JS thread (an abort, a disposal) runs at
+//! once: the provider's signal has fired before the asker can observe the settlement (§4.7).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use futures::channel::oneshot;
-use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::bindgen_prelude::{FromNapiValue, Promise};
 use serde_json::Value;
 use user_questions::{
-    AbortListener, AskUserQuestionAnswer, ProviderFuture, ProviderRequest, UserQuestionError,
-    UserQuestionProvider,
+    AskUserQuestionAnswer, ProviderFuture, ProviderRequest, UserQuestionError, UserQuestionProvider,
 };
 
-use crate::agents::AgentKeys;
-
-/// `(call, payload)`: an ask when the payload is present, a withdrawal otherwise.
-pub(crate) type Dispatch = (u32, Option<String>);
-
-/// The dispatcher, weak so that a registered provider never keeps the process alive.
-pub(crate) type DispatchFn =
-    ThreadsafeFunction<Dispatch, Promise<String>, Dispatch, napi::Status, false, true>;
+use crate::agents;
+use crate::jsthread::{self, JsFunction};
 
 /// A provider implemented in JS.
 pub(crate) struct JsProvider {
-    dispatch: Arc<DispatchFn>,
-    keys: AgentKeys,
+    dispatch: Arc<JsFunction>,
     next_call: AtomicU32,
 }
 
 impl JsProvider {
-    pub(crate) fn new(dispatch: DispatchFn, keys: AgentKeys) -> Self {
+    pub(crate) fn new(dispatch: JsFunction) -> Self {
         JsProvider {
             dispatch: Arc::new(dispatch),
-            keys,
             next_call: AtomicU32::new(1),
-        }
-    }
-}
-
-fn failed(message: String) -> ProviderFuture {
-    Box::pin(async move { Err(UserQuestionError::provider_failed(message)) })
-}
-
-/// Removes an abort listener when the provider's future ends or is dropped.
-struct ListenerGuard(Option<AbortListener>);
-
-impl Drop for ListenerGuard {
-    fn drop(&mut self) {
-        if let Some(listener) = self.0.take() {
-            listener.remove();
         }
     }
 }
@@ -64,37 +41,49 @@ impl UserQuestionProvider for JsProvider {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
         let call = self.next_call.fetch_add(1, Ordering::Relaxed);
         let mut payload = serde_json::json!({ "questions": &*request.questions });
-        if let Some(key) = request.agent.as_ref().and_then(|a| self.keys.key_of(a)) {
-            payload["agentKey"] = key.into();
+        if let Some(agent) = &request.agent {
+            payload["agentKey"] = agents::key_of(agent).into();
         }
-        let (sender, receiver) = oneshot::channel::<napi::Result<Promise<String>>>();
-        // Queued now, on the asking thread, so that the withdrawal below comes after it.
-        let status = self.dispatch.call_with_return_value(
-            (call, Some(payload.to_string())),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |returned, _env| {
-                let _ = sender.send(returned);
-                Ok(())
-            },
-        );
-        if status != napi::Status::Ok {
-            return failed(format!(
-                "the JavaScript provider could not be called ({status})"
-            ));
+        if let Some(deadline) = &request.deadline {
+            payload["expiresAt"] = deadline.expires_at_rfc3339().into();
         }
+        if let Some(key) = &request.key {
+            payload["key"] = key.as_str().into();
+        }
+        let payload = payload.to_string();
+        let (sender, receiver) = oneshot::channel::<Option<Promise<String>>>();
+        // Queued for the JS thread's next turn (the provider never runs inside the asker's
+        // call); a withdrawal queued later runs after it.
+        let dispatch = self.dispatch.clone();
+        self.dispatch.home().post_later(Box::new(move |env| {
+            let args = [
+                jsthread::number(env, f64::from(call)),
+                jsthread::string(env, &payload),
+            ];
+            let promise = dispatch
+                .call(env, &args)
+                // SAFETY: a value of this JS thread, converted inside its job.
+                .and_then(|value| unsafe { Promise::<String>::from_napi_value(env, value) }.ok());
+            let _ = sender.send(promise);
+        }));
         let dispatch = self.dispatch.clone();
         let listener = request.signal.on_abort(move || {
-            dispatch.call((call, None), ThreadsafeFunctionCallMode::NonBlocking);
+            let withdraw = dispatch.clone();
+            dispatch.home().post(Box::new(move |env| {
+                withdraw.call(
+                    env,
+                    &[jsthread::number(env, f64::from(call)), jsthread::null(env)],
+                );
+            }));
         });
         Box::pin(async move {
-            let _guard = ListenerGuard(Some(listener));
+            let _listener = listener;
             let promise = match receiver.await {
-                Ok(Ok(promise)) => promise,
-                Ok(Err(error)) => {
-                    return Err(UserQuestionError::provider_failed(format!(
-                        "the JavaScript provider could not be called: {}",
-                        error.reason
-                    )));
+                Ok(Some(promise)) => promise,
+                Ok(None) => {
+                    return Err(UserQuestionError::provider_failed(
+                        "the JavaScript provider could not be called",
+                    ));
                 }
                 Err(_) => {
                     return Err(UserQuestionError::provider_failed(

@@ -53,7 +53,7 @@ test('agent-tool.ts: the tool asks through a TypeScript provider', () => {
   }
 })
 
-test('inbox-ui.mjs: two UIs on one inbox, first answer wins, withdrawals leave both', () => {
+test('inbox-ui.mjs: two UIs on one inbox, first answer wins, withdrawals leave both, before the asker resumes', () => {
   const dir = scratch()
   try {
     const file = path.join(dir, 'inbox-ui.mjs')
@@ -63,10 +63,10 @@ test('inbox-ui.mjs: two UIs on one inbox, first answer wins, withdrawals leave b
       [
         '[web] shows #1: Deploy to production?',
         '[chat] shows #1: Deploy to production?',
-        '[web] answered #1',
-        '[chat] ALREADY_RESOLVED: question 1 is already resolved',
         '[web] drops #1 (answered)',
         '[chat] drops #1 (answered)',
+        '[web] answered #1',
+        '[chat] ALREADY_RESOLVED: question 1 is already resolved',
         '[agent] got {"answers":[{"id":"deploy","selected":["Yes"]}]}',
         '[web] shows #2: Deploy to production?',
         '[chat] shows #2: Deploy to production?',

@@ -20,16 +20,25 @@ function setUp() {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 
+/** Pending questions and events without their `askedAt` (checked to be RFC 3339 with ms). */
+function withoutAskedAt(items) {
+  return items.map(({ askedAt, ...rest }) => {
+    if (askedAt !== undefined) assert.match(askedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    return rest
+  })
+}
+
 test('an ask becomes a pending question with a ticket; answer settles it', async () => {
   const { ctx, inbox } = setUp()
   const root = new Agent('root')
   ctx.agents.enter(root)
   const asked = ctx.userQuestions.ask({ questions: QUESTIONS, agent: root })
   const other = ctx.userQuestions.ask({ questions: QUESTIONS })
-  assert.deepEqual(inbox.pending(), [
+  assert.deepEqual(withoutAskedAt(inbox.pending()), [
     { ticket: 1, questions: QUESTIONS, agentId: 'root' },
     { ticket: 2, questions: QUESTIONS },
   ])
+  assert.deepEqual(Object.keys(inbox.pending()[0]), ['ticket', 'questions', 'agentId', 'askedAt'])
   inbox.answer(1, RED)
   assert.deepEqual(await asked, RED)
   assert.deepEqual(
@@ -100,14 +109,18 @@ test('subscribers see requested and resolved events in order, including withdraw
   const first = ctx.userQuestions.ask({ questions: QUESTIONS, agent: root })
   const second = ctx.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
   const third = ctx.userQuestions.ask({ questions: QUESTIONS })
+  // Delivered on this thread before the call that caused them returns.
+  assert.equal(events.length, 3)
   inbox.answer(1, RED)
+  assert.equal(events.length, 4)
   controller.abort()
+  assert.equal(events.length, 5)
   inbox.fail(3, 'nope')
+  assert.equal(events.length, 6)
   await first
   await assert.rejects(second, { code: 'ASK_ABORTED' })
   await assert.rejects(third, { code: 'PROVIDER_FAILED' })
-  while (events.length < 6) await tick()
-  assert.deepEqual(events, [
+  assert.deepEqual(withoutAskedAt(events), [
     { type: 'requested', ticket: 1, questions: QUESTIONS, agentId: 'root' },
     { type: 'requested', ticket: 2, questions: QUESTIONS },
     { type: 'requested', ticket: 3, questions: QUESTIONS },

@@ -50,7 +50,7 @@ async function settlesSoon(promise, what) {
 test('the native ask returns the outcome text itself when the ask settles while it starts', () => {
   const ctx = new native.NativeContext()
   ctx.registerAutoResponder(new native.NativeAutoResponder('recommended', false))
-  const text = ctx.ask(JSON.stringify(QUESTIONS), null, null)
+  const text = ctx.ask(JSON.stringify({ questions: QUESTIONS }), null, null)
   assert.equal(typeof text, 'string')
   assert.deepEqual(JSON.parse(text), { answer: NO })
 
@@ -58,7 +58,7 @@ test('the native ask returns the outcome text itself when the ask settles while 
   const inbox = new native.NativeInbox()
   const ctx2 = new native.NativeContext()
   ctx2.registerInbox(inbox)
-  const waiting = ctx2.ask(JSON.stringify(QUESTIONS), null, abort)
+  const waiting = ctx2.ask(JSON.stringify({ questions: QUESTIONS }), null, abort)
   assert.ok(waiting instanceof Promise, 'an ask still waiting is a Promise')
   abort.abort()
   return waiting.then((outcome) => assert.equal(JSON.parse(outcome).error.code, 'ASK_ABORTED'))
@@ -67,10 +67,10 @@ test('the native ask returns the outcome text itself when the ask settles while 
 test('the native executeTool returns the result text itself when the ask settles at once', () => {
   const ctx = new native.NativeContext()
   ctx.registerAutoResponder(new native.NativeAutoResponder('first', false))
-  const text = ctx.executeTool(JSON.stringify({ questions: QUESTIONS }), null, null)
+  const text = ctx.executeTool(JSON.stringify({ questions: QUESTIONS }), null, null, '{}')
   assert.equal(typeof text, 'string')
   assert.equal(JSON.parse(text).isError, false)
-  const refused = ctx.executeTool('{"questions":[]}', null, null)
+  const refused = ctx.executeTool('{"questions":[]}', null, null, '{}')
   assert.equal(typeof refused, 'string')
   assert.equal(JSON.parse(refused).isError, true)
 })

@@ -228,17 +228,25 @@ for (const [mode, outcome] of [
   })
 }
 
-test('the README terminal example runs (from bindings-node/, stdin piped)', () => {
+test('the README terminal example runs (request.json beside it, stdin piped)', () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
   const section = readme.split('## The terminal provider\n')[1]
   const source = section.split('```js\n')[1].split('```')[0]
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', source], {
-    cwd: path.join(__dirname, '..'),
-    input: '1\n2,o\nmy text\n',
-    encoding: 'utf8',
-    timeout: TIMEOUT,
-  })
-  assert.equal(run.status, 0, run.stderr)
-  assert.equal(run.stdout, `${ANSWER}\n`)
-  assert.equal(run.stderr, PKG_PROMPT + CHECKS_PROMPT + 'Your answer> ')
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'uq-terminal-readme-'))
+  try {
+    fs.mkdirSync(path.join(dir, 'node_modules'))
+    fs.symlinkSync(path.join(__dirname, '..'), path.join(dir, 'node_modules', 'user-questions'), 'dir')
+    fs.copyFileSync(path.join(__dirname, '..', '..', 'examples', 'multi-select.json'), path.join(dir, 'request.json'))
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', source], {
+      cwd: dir,
+      input: '1\n2,o\nmy text\n',
+      encoding: 'utf8',
+      timeout: TIMEOUT,
+    })
+    assert.equal(run.status, 0, run.stderr)
+    assert.equal(run.stdout, `${ANSWER}\n`)
+    assert.equal(run.stderr, PKG_PROMPT + CHECKS_PROMPT + 'Your answer> ')
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })

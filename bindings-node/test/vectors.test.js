@@ -5,6 +5,7 @@
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 
 // A `{"fail": {"code": C}}` without a message fails with the spec's own message for C, if any
@@ -37,6 +38,7 @@ function load(dir) {
     ['ask', ''],
     ['tool', 'tool'],
     ['inbox', 'inbox'],
+    ['review', 'review'],
   ]) {
     const where = path.join(dir, sub)
     if (!fs.existsSync(where)) continue
@@ -83,7 +85,7 @@ function setUpAgents(ctx, c) {
  * provider calls `onCalled` and then settles only once its own signal fires.
  */
 function makeProvider(spec, { during, onCalled } = {}) {
-  const calls = { count: 0 }
+  const calls = { count: 0, requests: [] }
   const auto =
     spec.auto === undefined
       ? undefined
@@ -106,6 +108,7 @@ function makeProvider(spec, { during, onCalled } = {}) {
   const provider = {
     ask(request) {
       calls.count += 1
+      calls.requests.push(request)
       if (!during) return behave(request)
       onCalled()
       return new Promise((resolve, reject) => {
@@ -137,6 +140,45 @@ function assertOutcome(actual, expect, name) {
   }
 }
 
+const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** A fresh journal file for a case that has `journal`, else undefined. */
+function journalFor(c) {
+  if (c.journal === undefined) return undefined
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-journal-'))
+  return path.join(dir, 'journal.jsonl')
+}
+
+/** The journal's lines, normalised as tests/vectors/README.md says, against the case's. */
+function checkJournal(file, c) {
+  if (file === undefined) return
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''
+  fs.rmSync(path.dirname(file), { recursive: true, force: true })
+  const lines = text.split('\n').filter((l) => l !== '')
+  const normalised = lines.map((line) => {
+    const at = /^\{"at":"([^"]*)"/.exec(line)
+    assert.ok(at && RFC3339_MS.test(at[1]), `journal "at" is RFC 3339 with ms: ${line}`)
+    let out = line.replace(/^\{"at":"[^"]*"/, '{"at":"T"')
+    const ms = /,"ms":([^,}]*)/.exec(out)
+    if (ms) {
+      assert.match(ms[1], /^\d+$/, `journal "ms" is a whole number: ${line}`)
+      out = out.replace(/,"ms":\d+/, ',"ms":0')
+    }
+    return out
+  })
+  assert.deepEqual(normalised, c.journal, `${c.name}: journal`)
+}
+
+/** What the provider received, against the case's `providerRequest`. */
+function checkProviderRequest(calls, c) {
+  if (c.providerRequest === undefined) return
+  assert.ok(calls.requests.length > 0, `${c.name}: the provider was not called`)
+  const request = calls.requests[0]
+  assert.equal(request.key, c.providerRequest.key, `${c.name}: providerRequest.key`)
+  assert.equal('expiresAt' in request, c.providerRequest.expiresAt, `${c.name}: providerRequest.expiresAt`)
+  if (c.providerRequest.expiresAt) assert.match(request.expiresAt, RFC3339_MS)
+}
+
 async function settle(promise) {
   try {
     return { ok: true, value: await promise }
@@ -146,14 +188,16 @@ async function settle(promise) {
 }
 
 async function runAsk(c) {
-  const ctx = new Context({ strict: Boolean(c.strict) })
+  const journal = journalFor(c)
+  const ctx = new Context({ strict: Boolean(c.strict), journal })
   try {
     const caller = setUpAgents(ctx, c)
     const controller = new AbortController()
     if (c.abort === 'before') controller.abort()
-    let calls = { count: 0 }
+    let calls = { count: 0, requests: [] }
     if (c.provider !== undefined) {
-      const nativeAuto = c.provider.auto !== undefined && !c.abort && !('providerCalled' in c)
+      const nativeAuto =
+        c.provider.auto !== undefined && !c.abort && !('providerCalled' in c) && !('providerRequest' in c)
       if (nativeAuto) {
         // Served natively: no JS round trip (whether it was called is not observable).
         ctx.userQuestions.registerProvider(
@@ -177,16 +221,19 @@ async function runAsk(c) {
     const outcome = await settle(ctx.userQuestions.ask(req))
     assertOutcome(outcome, c.expect, c.name)
     if ('providerCalled' in c) assert.equal(calls.count > 0, c.providerCalled, 'providerCalled')
+    checkProviderRequest(calls, c)
+    checkJournal(journal, c)
   } finally {
     ctx.dispose()
   }
 }
 
 async function runTool(c) {
-  const ctx = new Context()
+  const journal = journalFor(c)
+  const ctx = new Context({ journal })
   try {
     const caller = setUpAgents(ctx, c)
-    let calls = { count: 0 }
+    let calls = { count: 0, requests: [] }
     if (c.provider !== undefined) {
       const made = makeProvider(c.provider)
       calls = made.calls
@@ -194,9 +241,15 @@ async function runTool(c) {
     }
     const args = 'argsJson' in c ? JSON.parse(c.argsJson) : c.args
     const tool = new AskUserQuestionTool(ctx)
-    const result = await tool.execute(args, caller === undefined ? {} : { agent: caller })
+    const exec = {}
+    if (caller !== undefined) exec.agent = caller
+    if ('timeoutMs' in c) exec.timeoutMs = c.timeoutMs
+    if ('key' in c) exec.key = c.key
+    const result = await tool.execute(args, exec)
     assert.deepEqual(result, c.expect)
     if ('providerCalled' in c) assert.equal(calls.count > 0, c.providerCalled, 'providerCalled')
+    checkProviderRequest(calls, c)
+    checkJournal(journal, c)
   } finally {
     ctx.dispose()
   }
@@ -208,41 +261,108 @@ async function runInbox(c) {
     const caller = setUpAgents(ctx, c)
     const inbox = new QuestionInbox()
     ctx.userQuestions.registerProvider(inbox)
+    const events = []
+    inbox.subscribe((e) => {
+      if (e.type === 'resolved') events.push(`resolved ${e.ticket} ${e.outcome}`)
+      else events.push(`${e.type} ${e.ticket}`)
+    })
     const req = { ...c.request }
     if (caller !== undefined) req.agent = caller
-    const asked = settle(ctx.userQuestions.ask(req))
+    let done = false
+    const asked = settle(ctx.userQuestions.ask(req)).finally(() => {
+      done = true
+    })
+    if (c.pendingKeys !== undefined) {
+      const p = inbox.pending().find((q) => q.ticket === 1)
+      assert.ok(p, 'ticket 1 is pending')
+      assert.deepEqual(Object.keys(p), c.pendingKeys, 'pendingKeys')
+      assert.match(p.askedAt, RFC3339_MS)
+      if ('expiresAt' in p) assert.match(p.expiresAt, RFC3339_MS)
+    }
     for (const step of c.submit) {
       const ticket = step.ticket ?? 1
+      if ('settle' in step) {
+        await asked
+        continue
+      }
       let code = 'OK'
+      let returned
+      const before = inbox.pending().find((q) => q.ticket === ticket)?.expiresAt
       try {
         if ('answer' in step) inbox.answer(ticket, step.answer)
         else if ('cancel' in step) inbox.cancel(ticket)
         else if ('fail' in step) inbox.fail(ticket, step.fail)
+        else if ('extend' in step) returned = inbox.extend(ticket, step.extend)
         else throw new Error(`unknown step ${JSON.stringify(step)}`)
       } catch (err) {
         assert.ok(err instanceof UserQuestionError, String(err))
         code = err.code
       }
       assert.equal(code, step.expect, `step ${JSON.stringify(step)}`)
+      if (step.expiresAt === 'none') assert.equal(returned, undefined, 'extend returned none')
+      if (step.expiresAt === 'later') {
+        assert.match(returned, RFC3339_MS)
+        assert.ok(before !== undefined && returned > before, `extend: ${returned} after ${before}`)
+        assert.equal(inbox.pending().find((q) => q.ticket === ticket)?.expiresAt, returned)
+      }
     }
     if (c.expect.pending) {
-      assert.deepEqual(
-        inbox.pending().map((p) => p.ticket),
-        [1],
-      )
+      assert.ok(!done, 'still pending')
+      const p = inbox.pending().find((q) => q.ticket === 1)
+      assert.ok(p, 'ticket 1 is pending')
+      assert.deepEqual(p.questions, c.request.questions.map((q) => JSON.parse(JSON.stringify(q))))
+      if (typeof c.caller === 'string') assert.equal(p.agentId, c.caller)
       ctx.dispose()
       const outcome = await asked
       assert.ok(!outcome.ok)
       assert.equal(outcome.error.code, 'ASK_ABORTED')
+      assert.equal(outcome.error.message, 'the user-questions provider was disposed before the user answered')
     } else {
       assertOutcome(await asked, c.expect, c.name)
     }
+    if (c.events !== undefined) assert.deepEqual(events, c.events, 'events')
   } finally {
     ctx.dispose()
   }
 }
 
-const RUNNERS = { ask: runAsk, tool: runTool, inbox: runInbox }
+async function runReview(c) {
+  const journal = journalFor(c)
+  const ctx = new Context({ journal })
+  try {
+    const caller = setUpAgents(ctx, c)
+    const controller = new AbortController()
+    if (c.abort === 'before') controller.abort()
+    let calls = { count: 0, requests: [] }
+    if (c.provider !== undefined) {
+      const made = makeProvider(c.provider, {
+        during: c.abort === 'during',
+        onCalled: () => queueMicrotask(() => controller.abort()),
+      })
+      calls = made.calls
+      ctx.userQuestions.registerProvider(made.provider)
+    }
+    const options = {}
+    if (caller !== undefined) options.agent = caller
+    if (c.abort !== undefined) options.signal = controller.signal
+    if ('question' in c) options.question = c.question
+    if ('timeoutMs' in c) options.timeoutMs = c.timeoutMs
+    const outcome = await settle(ctx.userQuestions.reviewPlan(c.plan, options))
+    if ('review' in c.expect) {
+      assert.ok(outcome.ok, `${c.name}: expected a review, got ${outcome.error}`)
+      assert.deepEqual(outcome.value, c.expect.review)
+    } else {
+      assertOutcome(outcome, c.expect, c.name)
+    }
+    if ('providerCalled' in c) assert.equal(calls.count > 0, c.providerCalled, 'providerCalled')
+    if ('providerQuestions' in c) assert.deepEqual(calls.requests[0]?.questions, c.providerQuestions)
+    checkJournal(journal, c)
+  } finally {
+    ctx.dispose()
+  }
+}
+
+const RUNNERS = { ask: runAsk, tool: runTool, inbox: runInbox, review: runReview }
 
 const dirs = [OWN_DIR]
 if (process.env.UQ_VECTORS_DIR) dirs.push(path.resolve(process.env.UQ_VECTORS_DIR))

@@ -1,5 +1,7 @@
 // A QuestionInbox watched by two UIs (say a web page and a chat bot): both see each pending
-// question, the first answer wins, and a withdrawn ask disappears from both.
+// question, the first answer wins, and a withdrawn ask disappears from both. Events reach the
+// UIs before the call that caused them returns, and before the asker's `await` resumes
+// (docs/reference.md §4.7): no UI still shows a question whose asker has moved on.
 // Run: node examples/node/inbox-ui.mjs (with the package built in bindings-node/).
 import { Context, QuestionInbox, UserQuestionError } from 'user-questions'
 
@@ -38,24 +40,19 @@ function ui(name) {
 
 const web = ui('web')
 const chat = ui('chat')
-const settled = () => new Promise((resolve) => setTimeout(resolve, 20))
 
 const question = { id: 'deploy', question: 'Deploy to production?', options: [{ label: 'Yes' }, { label: 'No' }] }
 const asked = ctx.userQuestions.ask({ questions: [question] })
-await settled()
 web.answer(1, 'Yes')
 chat.answer(1, 'No')
 const answer = await asked
-await settled()
 console.log(`[agent] got ${JSON.stringify(answer)}`)
 
 // A reconnecting UI replays what is pending; an ask withdrawn by its caller leaves every UI.
 const controller = new AbortController()
 const withdrawn = ctx.userQuestions.ask({ questions: [question], signal: controller.signal })
-await settled()
 console.log(`[replay] pending: ${inbox.pending().map((p) => `#${p.ticket}`).join(', ')}`)
 controller.abort()
 const err = await withdrawn.catch((e) => e)
-await settled()
 console.log(`[agent] ${err instanceof UserQuestionError ? err.code : err}`)
 console.log(`[replay] pending: ${inbox.pending().length}`)
