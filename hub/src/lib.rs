@@ -237,7 +237,7 @@ impl Hub {
                     loopback,
                 });
                 let _ = loaded_tx.send(Ok(asks));
-                serve(runtime, listener, server, stopped, signals);
+                run_server(runtime, listener, server, stopped, signals);
             })
             .map_err(|e| HubError(format!("cannot start the hub's thread: {e}")))?;
         let asks = match loaded_rx.recv() {
@@ -338,7 +338,7 @@ async fn terminated() {
     }
 }
 
-fn serve(
+fn run_server(
     runtime: tokio::runtime::Runtime,
     listener: TcpListener,
     server: Arc<http::Server>,
@@ -406,21 +406,14 @@ fn serve(
     }
 }
 
-/// Runs a hub until SIGTERM or SIGINT (`uq serve`): prints `open <url>` on stderr, stops
-/// within a few seconds of the signal. Returns the process's exit status: 0 after a signal,
-/// 1 when the hub cannot start (the reason on stderr).
-pub fn serve_until_signalled(config: HubConfig) -> i32 {
-    match Hub::start_inner(config, true) {
-        Ok(hub) => {
-            eprintln!("open {}", hub.url());
-            hub.wait();
-            0
-        }
-        Err(e) => {
-            eprintln!("uq serve: {e}");
-            1
-        }
-    }
+/// Runs a hub until SIGTERM or SIGINT (`uq serve`): prints `open <url>` on stderr once it
+/// serves, and returns within a few seconds of the signal (open long polls end, the store's
+/// queued changes are committed). An error when the hub cannot start (the address, the store).
+pub fn serve(config: HubConfig) -> Result<(), HubError> {
+    let hub = Hub::start_inner(config, true)?;
+    eprintln!("open {}", hub.url());
+    hub.wait();
+    Ok(())
 }
 
 /// Parses a duration like `7d`, `90s`, `1h 30m` (as `--retain` and `--lease` take them).

@@ -1,0 +1,250 @@
+//! `uq serve` and `uq ask --hub` as processes (§20): a hub killed with SIGKILL while a
+//! question waits and restarted on the same store, the waiting `uq ask` still getting the
+//! answer given after the restart; SIGTERM ending a hub with a long poll open; a failing
+//! `--on-question` logged, not fatal.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const UQ: &str = env!("CARGO_BIN_EXE_uq");
+const TOKEN: &str = "cli-hub-token";
+/// Generous bound for things that should happen soon; tests assert outcomes, not durations.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Serve {
+    child: Child,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `uq serve` and waits for its `open` line.
+fn serve(store: &str, listen: &str, extra: &[&str]) -> Serve {
+    let mut child = Command::new(UQ)
+        .args([
+            "serve", "--store", store, "--listen", listen, "--token", TOKEN,
+        ])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn uq serve");
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let open = rx.recv_timeout(PATIENCE).expect("uq serve prints a line");
+    let url = open
+        .strip_prefix("open http://")
+        .unwrap_or_else(|| panic!("not an open line: {open}"));
+    let addr = url.split('/').next().unwrap().to_owned();
+    assert!(url.ends_with(&format!("/?token={TOKEN}")), "{open}");
+    Serve {
+        child,
+        addr,
+        stderr: rx,
+    }
+}
+
+/// One HTTP/1.1 request with the token; the status and the body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(90)))?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + PATIENCE;
+    while !check() {
+        assert!(Instant::now() < until, "{what} never happened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pending(addr: &str) -> String {
+    http(addr, "GET", "/api/v1/questions", "")
+        .map(|(_, b)| b)
+        .unwrap_or_default()
+}
+
+fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+const REQUEST: &str = r#"{"questions":[{"id":"deploy","question":"Deploy now?","options":[{"label":"Yes"},{"label":"No"}]}]}"#;
+
+#[test]
+fn a_hub_killed_with_sigkill_restarts_on_its_store_and_the_waiting_uq_ask_gets_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let mut hub = serve(&store, "127.0.0.1:0", &[]);
+    let addr = hub.addr.clone();
+    let mut asker = Command::new(UQ)
+        .args([
+            "ask",
+            "--hub",
+            &format!("http://{addr}"),
+            "--key",
+            "call-1",
+            "-",
+        ])
+        .env("UQ_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    asker
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(REQUEST.as_bytes())
+        .unwrap();
+    wait_for("the question arrives", || {
+        pending(&addr).contains("Deploy now?")
+    });
+
+    hub.child.kill().unwrap(); // SIGKILL
+    hub.child.wait().unwrap();
+    assert!(
+        http(&addr, "GET", "/api/v1/questions", "").is_err(),
+        "the hub is down"
+    );
+
+    // Restarted on the same store and address: the question is still there.
+    let mut restarted = None;
+    wait_for("the hub restarts on its address", || {
+        let attempt = std::panic::catch_unwind(|| serve(&store, &addr, &[]));
+        match attempt {
+            Ok(s) => {
+                restarted = Some(s);
+                true
+            }
+            Err(_) => false,
+        }
+    });
+    let _restarted = restarted.unwrap();
+    let list = pending(&addr);
+    assert!(
+        list.contains(r#""ticket":1"#) && list.contains(r#""key":"call-1""#),
+        "{list}"
+    );
+    let (status, body) = http(
+        &addr,
+        "POST",
+        "/api/v1/questions/1/answer",
+        r#"{"answers":[{"id":"deploy","selected":["No"]}]}"#,
+    )
+    .unwrap();
+    assert_eq!((status, body.as_str()), (200, r#"{"ok":true}"#));
+
+    let output = asker.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        r#"{"answers":[{"id":"deploy","selected":["No"]}]}"#
+    );
+}
+
+#[test]
+fn sigterm_stops_a_hub_with_a_long_poll_open_and_keeps_its_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let hub = serve(&store, "127.0.0.1:0", &[]);
+    let addr = hub.addr.clone();
+    let (status, body) = http(&addr, "POST", "/api/v1/asks", REQUEST).unwrap();
+    assert_eq!((status, body.as_str()), (201, r#"{"ticket":1}"#));
+    let poller = {
+        let addr = addr.clone();
+        std::thread::spawn(move || http(&addr, "GET", "/api/v1/asks/1?waitMs=60000", ""))
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let mut hub = hub;
+    sigterm(&hub.child);
+    let status = hub.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    // The open long poll ended with the ask still pending.
+    let (status, body) = poller.join().unwrap().unwrap();
+    assert_eq!((status, body.as_str()), (200, r#"{"status":"pending"}"#));
+    // And the next hub on the store has it.
+    let again = serve(&store, "127.0.0.1:0", &[]);
+    assert!(pending(&again.addr).contains(r#""ticket":1"#));
+}
+
+#[test]
+fn a_failing_on_question_command_is_logged_and_the_hub_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let hub = serve(
+        &store,
+        "127.0.0.1:0",
+        &["--on-question", "cat >/dev/null; exit 3"],
+    );
+    let (status, _) = http(&hub.addr, "POST", "/api/v1/asks", REQUEST).unwrap();
+    assert_eq!(status, 201);
+    let line = hub.stderr.recv_timeout(PATIENCE).expect("a log line");
+    assert!(
+        line.contains("--on-question for question 1 failed") && line.contains("exit status: 3"),
+        "{line}"
+    );
+    let (status, body) = http(&hub.addr, "POST", "/api/v1/asks", REQUEST).unwrap();
+    assert_eq!((status, body.as_str()), (201, r#"{"ticket":2}"#));
+}
+
+#[test]
+fn uq_serve_refuses_a_bad_store_url_and_bad_durations() {
+    let output = Command::new(UQ)
+        .args(["serve", "--store", "mysql://x"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("INVALID_ARGUMENT: unknown store URL mysql://x"),
+        "{stderr}"
+    );
+    let output = Command::new(UQ)
+        .args(["serve", "--lease", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(15));
+}
