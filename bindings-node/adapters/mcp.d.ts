@@ -22,8 +22,12 @@ export declare function supportsFormElicitation(capabilities: unknown): boolean
  * A provider that asks the connected client of an MCP server (`Server` or `McpServer` of
  * `@modelcontextprotocol/sdk`) through form elicitation. A client without the capability fails
  * each ask with `PROVIDER_FAILED` (`NO_ELICITATION`); a withdrawn ask cancels the client's request.
+ * `relatedRequestId` (a tool call's `extra.requestId`) ties each elicitation to that request.
  */
 export declare class McpElicitationProvider implements UserQuestionProvider {
-  constructor(server: { elicitInput: Function; getClientCapabilities(): unknown } | { server: unknown })
+  constructor(
+    server: { elicitInput: Function; getClientCapabilities(): unknown } | { server: unknown },
+    options?: { relatedRequestId?: string | number },
+  )
   ask(request: ProviderRequest): Promise<AskUserQuestionAnswer>
 }

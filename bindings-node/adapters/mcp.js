@@ -201,20 +201,27 @@ function supportsFormElicitation(capabilities) {
  * A provider that asks the client of an MCP server through form-mode elicitation.
  *
  * `server` is the SDK's low-level `Server` or an `McpServer` (its `.server` is used). Each ask
- * sends one `elicitation/create` request and settles from the client's result; a withdrawn ask
+ * sends one `elicitation/create` request and settles from the client's result (tied to the
+ * request `options.relatedRequestId` when given: a tool call's `extra.requestId`, which
+ * Streamable HTTP needs to route it on that request's stream); a withdrawn ask
  * cancels the request (the client receives `notifications/cancelled`). A client that did not
  * declare form elicitation fails each ask at once with PROVIDER_FAILED (`NO_ELICITATION`):
  * capabilities are known only once a client has connected, after the provider is registered.
  */
 class McpElicitationProvider {
-  /** @param {any} server */
-  constructor(server) {
+  /**
+   * @param {any} server
+   * @param {{ relatedRequestId?: string | number }} [options]
+   */
+  constructor(server, options = {}) {
     const lowLevel = server && typeof server.elicitInput !== 'function' && server.server ? server.server : server
     if (!lowLevel || typeof lowLevel.elicitInput !== 'function') {
       throw new UserQuestionError('McpElicitationProvider needs an MCP Server or McpServer', 'INVALID_ARGUMENT')
     }
     /** @private */
     this.server = lowLevel
+    /** @private */
+    this.relatedRequestId = options.relatedRequestId
   }
 
   /**
@@ -229,7 +236,7 @@ class McpElicitationProvider {
     try {
       result = await this.server.elicitInput(
         { mode: 'form', message: params.message, requestedSchema: params.requestedSchema },
-        { signal: request.signal, timeout: NO_SDK_TIMEOUT },
+        { signal: request.signal, timeout: NO_SDK_TIMEOUT, relatedRequestId: this.relatedRequestId },
       )
     } catch (err) {
       if (err instanceof UserQuestionError) throw err

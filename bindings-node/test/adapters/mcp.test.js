@@ -35,11 +35,16 @@ const QUESTIONS = [
  * client does not declare the capability). `abortWhen`, when given, aborts the ask once it
  * resolves.
  */
-async function connect({ answer, abortWhen } = {}) {
+async function connect({ answer, abortWhen, requestScoped } = {}) {
   const server = new McpServer({ name: 'host', version: '1.0.0' })
   const questions = new Context()
-  questions.userQuestions.registerProvider(new McpElicitationProvider(server))
-  server.registerTool('deploy', { description: 'Asks, then deploys.' }, async () => {
+  if (!requestScoped) questions.userQuestions.registerProvider(new McpElicitationProvider(server))
+  server.registerTool('deploy', { description: 'Asks, then deploys.' }, async (extra) => {
+    const dispose = requestScoped
+      ? questions.userQuestions.registerProvider(
+          new McpElicitationProvider(server, { relatedRequestId: extra.requestId }),
+        )
+      : () => {}
     const controller = new AbortController()
     if (abortWhen) abortWhen.then(() => controller.abort())
     try {
@@ -48,6 +53,8 @@ async function connect({ answer, abortWhen } = {}) {
     } catch (err) {
       assert.ok(err instanceof UserQuestionError)
       return { content: [{ type: 'text', text: JSON.stringify({ code: err.code, message: err.message }) }] }
+    } finally {
+      dispose()
     }
   })
   const client = new Client(
@@ -72,24 +79,27 @@ async function connect({ answer, abortWhen } = {}) {
   return { call, close }
 }
 
-test('the client answers the form and the asker gets the answer', async () => {
-  const seen = []
-  const { call, close } = await connect({
-    answer: async (request) => {
-      seen.push(request.params)
-      return { action: 'accept', content: { pkg: 'npm', ci: ['Lint', 'Tests'], 'ci.other': 'Coverage', name: 'api' } }
-    },
+for (const requestScoped of [false, true]) {
+  test(`the client answers the form and the asker gets the answer (${requestScoped ? 'tied to the tool call' : 'one provider for the server'})`, async () => {
+    const seen = []
+    const { call, close } = await connect({
+      requestScoped,
+      answer: async (request) => {
+        seen.push(request.params)
+        return { action: 'accept', content: { pkg: 'npm', ci: ['Lint', 'Tests'], 'ci.other': 'Coverage', name: 'api' } }
+      },
+    })
+    assert.deepEqual(await call(), {
+      answers: [
+        { id: 'pkg', selected: ['npm'] },
+        { id: 'ci', selected: ['Lint', 'Tests'], custom: 'Coverage' },
+        { id: 'name', selected: [], custom: 'api' },
+      ],
+    })
+    assert.deepEqual(seen, [{ mode: 'form', ...toElicitation(QUESTIONS) }])
+    await close()
   })
-  assert.deepEqual(await call(), {
-    answers: [
-      { id: 'pkg', selected: ['npm'] },
-      { id: 'ci', selected: ['Lint', 'Tests'], custom: 'Coverage' },
-      { id: 'name', selected: [], custom: 'api' },
-    ],
-  })
-  assert.deepEqual(seen, [{ mode: 'form', ...toElicitation(QUESTIONS) }])
-  await close()
-})
+}
 
 for (const action of ['decline', 'cancel']) {
   test(`${action} is ASK_CANCELLED`, async () => {

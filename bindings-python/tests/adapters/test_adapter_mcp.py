@@ -36,15 +36,21 @@ QUESTIONS: List[Dict[str, Any]] = [
 ]
 
 
-def host(abort_after_asked: Optional[anyio.Event] = None) -> MCPServer:
-    """An MCP server whose tool asks the human through its own client."""
+def host(
+    abort_after_asked: Optional[anyio.Event] = None, *, request_scoped: bool = False
+) -> MCPServer:
+    """An MCP server whose tool asks the human through its own client (on the connection's
+    channel, or tied to the tool call's request)."""
     server = MCPServer("host")
 
     @server.tool()
     async def deploy(ctx: McpContext) -> str:
         """Asks the questions and returns the answer (or the error) as JSON."""
+        related = ctx.request_id if request_scoped else None
         with uq.Context() as questions:
-            questions.user_questions.register_provider(McpElicitationProvider(ctx.session))
+            questions.user_questions.register_provider(
+                McpElicitationProvider(ctx.session, related_request_id=related)
+            )
             controller = uq.AbortController()
             request: Dict[str, Any] = {"questions": QUESTIONS, "signal": controller.signal}
             try:
@@ -81,18 +87,22 @@ async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> No
             content={"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"},
         )
 
-    async with Client(host(), mode="legacy", elicitation_callback=answer) as client:
-        assert await call(client) == {
-            "answers": [
-                {"id": "pkg", "selected": ["npm"]},
-                {"id": "ci", "selected": ["Lint", "Tests"], "custom": "Coverage"},
-                {"id": "name", "selected": [], "custom": "api"},
-            ]
-        }
+    for request_scoped in (False, True):
+        async with Client(
+            host(request_scoped=request_scoped), mode="legacy", elicitation_callback=answer
+        ) as client:
+            assert await call(client) == {
+                "answers": [
+                    {"id": "pkg", "selected": ["npm"]},
+                    {"id": "ci", "selected": ["Lint", "Tests"], "custom": "Coverage"},
+                    {"id": "name", "selected": [], "custom": "api"},
+                ]
+            }
     expected = to_elicitation(QUESTIONS)
-    (params,) = seen
-    assert params.message == expected["message"]
-    assert params.requested_schema == expected["requestedSchema"]
+    assert len(seen) == 2
+    for params in seen:
+        assert params.message == expected["message"]
+        assert params.requested_schema == expected["requestedSchema"]
 
 
 async def test_decline_and_cancel_are_ask_cancelled() -> None:

@@ -217,16 +217,18 @@ class McpElicitationProvider:
     """A provider that asks the client of an MCP server through form-mode elicitation.
 
     ``session`` is the server's ``mcp.server.session.ServerSession`` (in a tool handler:
-    ``ctx.session``). Each ask sends one ``elicitation/create`` request (on the connection's
-    own channel, so the provider may outlive the request it was made in) and settles from
-    the client's result; a withdrawn ask cancels the request (the client receives
+    ``ctx.session``). Each ask sends one ``elicitation/create`` request and settles from the
+    client's result. Without ``related_request_id`` it goes on the connection's own channel, so
+    the provider may outlive the request it was made in; with it (``ctx.request_id``) it is
+    tied to that request, which Streamable HTTP needs to route it on the request's stream; a withdrawn ask cancels the request (the client receives
     ``notifications/cancelled``). A client that did not declare form elicitation fails each
     ask at once with ``PROVIDER_FAILED`` (:data:`NO_ELICITATION`): capabilities are known only
     once a client has connected, after the provider is registered.
     """
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, *, related_request_id: Any = None) -> None:
         self._session = session
+        self._related_request_id = related_request_id
 
     async def ask(self, request: Mapping[str, Any]) -> Dict[str, Any]:
         questions = list(request["questions"])
@@ -236,7 +238,11 @@ class McpElicitationProvider:
         from mcp.shared.exceptions import MCPError, NoBackChannelError
 
         try:
-            result = await self._session.elicit_form(params["message"], params["requestedSchema"])
+            result = await self._session.elicit_form(
+                params["message"],
+                params["requestedSchema"],
+                related_request_id=self._related_request_id,
+            )
         except NoBackChannelError:
             raise _failed(NO_BACK_CHANNEL) from None
         except MCPError as err:
