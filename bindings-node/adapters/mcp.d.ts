@@ -26,7 +26,7 @@ export declare function supportsFormElicitation(capabilities: unknown): boolean
  */
 export declare class McpElicitationProvider implements UserQuestionProvider {
   constructor(
-    server: { elicitInput: Function; getClientCapabilities(): unknown } | { server: unknown },
+    server: { request: Function; getClientCapabilities(): unknown } | { server: unknown },
     options?: { relatedRequestId?: string | number },
   )
   ask(request: ProviderRequest): Promise<AskUserQuestionAnswer>

@@ -214,8 +214,8 @@ class McpElicitationProvider {
    * @param {{ relatedRequestId?: string | number }} [options]
    */
   constructor(server, options = {}) {
-    const lowLevel = server && typeof server.elicitInput !== 'function' && server.server ? server.server : server
-    if (!lowLevel || typeof lowLevel.elicitInput !== 'function') {
+    const lowLevel = server && typeof server.request !== 'function' && server.server ? server.server : server
+    if (!lowLevel || typeof lowLevel.request !== 'function' || typeof lowLevel.getClientCapabilities !== 'function') {
       throw new UserQuestionError('McpElicitationProvider needs an MCP Server or McpServer', 'INVALID_ARGUMENT')
     }
     /** @private */
@@ -234,8 +234,16 @@ class McpElicitationProvider {
     const params = toElicitation(questions)
     let result
     try {
-      result = await this.server.elicitInput(
-        { mode: 'form', message: params.message, requestedSchema: params.requestedSchema },
+      // `request` rather than `elicitInput`: the content is checked field by field below, with
+      // the same messages as the Python package (elicitInput's own schema check would answer
+      // first, in the SDK's words).
+      const { ElicitResultSchema } = require('@modelcontextprotocol/sdk/types.js')
+      result = await this.server.request(
+        {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: params.message, requestedSchema: params.requestedSchema },
+        },
+        ElicitResultSchema,
         { signal: request.signal, timeout: NO_SDK_TIMEOUT, relatedRequestId: this.relatedRequestId },
       )
     } catch (err) {

@@ -14,6 +14,6 @@ const result: Record<string, string> = toResult({}, { answers: [] }).answers
 const codex: RequestUserInputResponse = codexResult(codexRequest({}), { answers: [] })
 const form: Elicitation = toElicitation(request.questions)
 const answer = fromElicitation(request.questions, { action: 'accept', content: {} })
-declare const server: { elicitInput: Function; getClientCapabilities(): unknown }
+declare const server: { request: Function; getClientCapabilities(): unknown }
 ctx.userQuestions.registerProvider(new McpElicitationProvider(server))
 void [decided, result, codex, form, answer, AskUserQuestionTool]
