@@ -64,8 +64,9 @@ async function connect({ answer, abortWhen, requestScoped } = {}) {
   if (answer) client.setRequestHandler(ElicitRequestSchema, answer)
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await Promise.all([server.connect(serverSide), client.connect(clientSide)])
-  // The SDK (1.32.2) ignores `notifications/cancelled` for request id 0 (`if (!requestId)`):
-  // a first server-to-client request (a ping) makes the elicitation's id non-zero.
+  // The SDK (1.32.2) ignores `notifications/cancelled` for request id 0 (`if (!requestId)`,
+  // modelcontextprotocol/typescript-sdk#2115): a first server-to-client request (a ping)
+  // makes the elicitation's id non-zero.
   await server.server.ping()
   const call = async () => {
     const result = await client.callTool({ name: 'deploy', arguments: {} })
