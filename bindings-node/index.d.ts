@@ -119,6 +119,13 @@ export interface AskUserQuestionRequest {
   agent?: Agent
   /** Withdraws the ask when aborted (`ASK_ABORTED`). */
   signal?: AbortSignal
+  /**
+   * A deadline in milliseconds (an integer from 1 to 2147483647), counted from when the
+   * provider is reached: the ask then settles `ASK_TIMED_OUT`, never with an answer.
+   */
+  timeoutMs?: number
+  /** A resumable key (a non-empty string of at most 256 characters), e.g. the tool call's id. */
+  key?: string
 }
 
 /** What a provider's `ask` receives. */
@@ -127,8 +134,15 @@ export interface ProviderRequest {
   questions: AskUserQuestionItem[]
   /** The very `Agent` object the asker passed, when one was. */
   agent?: Agent
-  /** Aborts when the ask is withdrawn: the caller's abort, provider or context disposal. */
+  /**
+   * Aborts when the ask is withdrawn: the caller's abort, provider or context disposal, its
+   * deadline. Its listeners run before the asker's `await` resumes.
+   */
   signal: AbortSignal
+  /** When the ask's deadline passes (RFC 3339 UTC with milliseconds), if it has one. */
+  expiresAt?: string
+  /** The ask's resumable key, if it has one. */
+  key?: string
 }
 
 /**
@@ -149,6 +163,11 @@ export declare class UserQuestionService {
   /** Asks the registered provider and waits; rejects with a `UserQuestionError`. */
   ask(request: AskUserQuestionRequest): Promise<AskUserQuestionAnswer>
   /**
+   * Asks the user to review a plan (markdown) through `ask()`, with all its checks; an empty
+   * plan is `INVALID_REQUEST`. Rejects with a `UserQuestionError`.
+   */
+  reviewPlan(plan: string, options?: ReviewPlanOptions): Promise<PlanReview>
+  /**
    * Registers the one provider of this context; throws `DUPLICATE_PROVIDER` while another is
    * registered. The disposer settles the asks still waiting on it `ASK_ABORTED`.
    */
@@ -159,9 +178,31 @@ export declare class UserQuestionService {
   registerProvider(provider: TerminalProvider): Disposer
 }
 
+/** What `reviewPlan` takes besides the plan. */
+export interface ReviewPlanOptions {
+  agent?: Agent
+  signal?: AbortSignal
+  /** A deadline in milliseconds, as for `ask`. */
+  timeoutMs?: number
+  /** The question shown with the plan; default `Approve this plan?`. */
+  question?: string
+}
+
+/** The user's review of a plan. */
+export interface PlanReview {
+  decision: 'approved' | 'revise' | 'rejected' | 'dismissed'
+  /** What the user wrote, when they asked for a revision in their own words. */
+  feedback?: string
+}
+
 /** One context: an agent registry and the `userQuestions` service that checks against it. */
 export declare class Context {
-  constructor(options?: { strict?: boolean })
+  /**
+   * `journal`: a file every ask is appended to as JSON lines. A journal that cannot be
+   * written never fails or delays an ask; its first write error is reported once, as a process
+   * warning (`USER_QUESTIONS_JOURNAL`).
+   */
+  constructor(options?: { strict?: boolean; journal?: string })
   readonly agents: AgentRegistry
   readonly userQuestions: UserQuestionService
   /** Disposes the provider: waiting asks settle `ASK_ABORTED`; later asks fail `NO_PROVIDER`. */
@@ -176,15 +217,22 @@ export interface PendingQuestion {
   ticket: number
   questions: AskUserQuestionItem[]
   agentId?: string
+  /** When it was asked (RFC 3339 UTC with milliseconds). */
+  askedAt: string
+  /** When its deadline passes, if it has one. */
+  expiresAt?: string
+  /** The ask's resumable key, if it has one. */
+  key?: string
 }
 
 /** How a pending question ended. */
-export type InboxOutcome = 'answered' | 'cancelled' | 'aborted' | 'failed'
+export type InboxOutcome = 'answered' | 'cancelled' | 'aborted' | 'failed' | 'timed_out'
 
 /** What inbox subscribers are told, in order. */
 export type InboxEvent =
   | ({ type: 'requested' } & PendingQuestion)
   | { type: 'resolved'; ticket: number; outcome: InboxOutcome }
+  | { type: 'extended'; ticket: number; expiresAt: string }
 
 /** Pending questions for UIs that answer later; register it as the provider. */
 export declare class QuestionInbox {
@@ -197,7 +245,17 @@ export declare class QuestionInbox {
   cancel(ticket: number): void
   /** The asker gets `PROVIDER_FAILED` with `message`. */
   fail(ticket: number, message: string): void
-  /** Calls `listener` with every later event, asynchronously; returns the unsubscriber. */
+  /**
+   * More time: the deadline becomes `max(deadline, now + ms)`; returns the new `expiresAt`, or
+   * `undefined` when the question has no deadline. `ms` outside 1..2147483647 is
+   * `INVALID_ARGUMENT`; `NOT_PENDING` / `ALREADY_RESOLVED` as for `answer`.
+   */
+  extend(ticket: number, ms: number): string | undefined
+  /**
+   * Calls `listener` with every later event, in order, on this thread: an event caused here
+   * before the call that caused it returns, and `resolved` before the ticket's asker resumes.
+   * Returns the unsubscriber.
+   */
   subscribe(listener: (event: InboxEvent) => void): Disposer
 }
 
@@ -268,10 +326,13 @@ export declare class AskUserQuestionTool {
   readonly description: string
   readonly parameters: JsonSchema
   readonly definition: ToolDefinition
-  /** Asks with the caller's agent and signal; resolves with the tool result, never rejects. */
+  /**
+   * Asks with the caller's agent, signal, deadline and key (never the model's); resolves with
+   * the tool result, never rejects. A deadline that passes is the failure form, `ASK_TIMED_OUT`.
+   */
   execute(
     args: AskUserQuestionToolArgs | unknown,
-    exec?: { agent?: Agent; signal?: AbortSignal },
+    exec?: { agent?: Agent; signal?: AbortSignal; timeoutMs?: number; key?: string },
   ): Promise<ToolResult>
 }
 

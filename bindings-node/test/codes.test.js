@@ -64,6 +64,7 @@ const RAISE = {
     ctx.agents.enter(new Agent('a'))
   },
   INVALID_ARGUMENT: () => new AutoResponder('best'),
+  ASK_TIMED_OUT: () => withProvider(() => new Promise(() => {})).userQuestions.ask({ questions: Q, timeoutMs: 5 }),
 }
 
 for (const [code, raise] of Object.entries(RAISE)) {

@@ -76,6 +76,7 @@ test('asks in a worker thread settle there, answered by an inbox and a JS provid
   const message = await new Promise((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it answered`)))
   })
   assert.equal(message, 101)
   await new Promise((resolve) => worker.once('exit', resolve))

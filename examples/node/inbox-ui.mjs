@@ -19,7 +19,7 @@ function ui(name) {
     if (event.type === 'requested') {
       prompts.set(event.ticket, event.questions)
       console.log(`[${name}] shows #${event.ticket}: ${event.questions[0].question}`)
-    } else {
+    } else if (event.type === 'resolved') {
       prompts.delete(event.ticket)
       console.log(`[${name}] drops #${event.ticket} (${event.outcome})`)
     }
