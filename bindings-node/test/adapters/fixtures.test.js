@@ -89,3 +89,15 @@ test('every elicitation schema is one the MCP SDK accepts as a form request', ()
     assert.deepEqual(parsed.data.requestedSchema, c.elicitation.requestedSchema, c.name)
   }
 })
+
+test('the adapters load no framework until used', () => {
+  const { execFileSync } = require('node:child_process')
+  const code = `
+    require('user-questions')
+    const before = Object.keys(require.cache).filter((f) => f.includes('adapters') || f.includes('@modelcontextprotocol'))
+    require('user-questions/claude'); require('user-questions/codex'); require('user-questions/mcp')
+    const sdk = Object.keys(require.cache).filter((f) => f.includes('@modelcontextprotocol'))
+    console.log(JSON.stringify({ before, sdk }))`
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', code], { cwd: __dirname, encoding: 'utf8' }))
+  assert.deepEqual(out, { before: [], sdk: [] })
+})

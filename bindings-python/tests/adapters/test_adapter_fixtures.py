@@ -115,3 +115,20 @@ def test_every_elicitation_schema_is_one_the_protocol_accepts(case: Dict[str, An
     assert "required" not in schema
     for question in case["questions"]:
         assert (f"{question['id']}.other" in schema["properties"]) == bool(question.get("options"))
+
+
+def test_the_adapters_import_no_framework_until_used() -> None:
+    """`user_questions` never imports an adapter; an adapter module imports its framework
+    (mcp, claude_agent_sdk) only when a provider asks or a handler runs."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, user_questions\n"
+        "assert 'user_questions.adapters' not in sys.modules\n"
+        "from user_questions.adapters import claude, codex, mcp\n"
+        "loaded = [m for m in ('mcp', 'mcp_types', 'claude_agent_sdk') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
