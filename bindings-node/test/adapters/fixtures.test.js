@@ -101,3 +101,15 @@ test('the adapters load no framework until used', () => {
   const out = JSON.parse(execFileSync(process.execPath, ['-e', code], { cwd: __dirname, encoding: 'utf8' }))
   assert.deepEqual(out, { before: [], sdk: [] })
 })
+
+test('ESM code imports the named exports of the adapters', () => {
+  const { execFileSync } = require('node:child_process')
+  const code = `
+    import { canUseTool, toRequest, toResult, MAX_HEADER } from 'user-questions/claude'
+    import * as codex from 'user-questions/codex'
+    import { McpElicitationProvider, toElicitation, fromElicitation } from 'user-questions/mcp'
+    console.log([canUseTool, toRequest, toResult, codex.toRequest, codex.toResult, McpElicitationProvider,
+      toElicitation, fromElicitation].map((f) => typeof f).join(' '), MAX_HEADER)`
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: __dirname, encoding: 'utf8' })
+  assert.equal(out.trim(), `${Array(8).fill('function').join(' ')} 12`)
+})
