@@ -1,5 +1,5 @@
 // @ts-check
-// Errors (§10) and the small helpers every module shares.
+// Errors (§10) and the small functions every module shares.
 'use strict'
 
 const native = require('../native.js')
