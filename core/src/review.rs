@@ -137,6 +137,10 @@ impl ReviewPlanRequest {
         let obj = object(value, &root)?;
         let plan = req_string(obj, "plan", &Path::Root("review"))
             .map_err(|_| UserQuestionError::invalid_request("plan must be a string"))?;
+        // An empty plan is refused before anything else about the request (§17).
+        if plan.trim().is_empty() {
+            return Err(UserQuestionError::invalid_request(messages::EMPTY_PLAN));
+        }
         let question = opt_string(obj, "question", &root)
             .map_err(|_| UserQuestionError::invalid_request("question must be a string"))?;
         let timeout = match obj.get("timeoutMs") {
@@ -321,6 +325,8 @@ mod tests {
             (r#"{"plan":1}"#, "plan must be a string"),
             (r#"{"plan":"p","question":2}"#, "question must be a string"),
             (r#"{"plan":"p","timeoutMs":0}"#, messages::BAD_TIMEOUT),
+            (r#"{"plan":"  ","timeoutMs":0}"#, messages::EMPTY_PLAN),
+            (r#"{"plan":"","question":5}"#, messages::EMPTY_PLAN),
             (r#"[]"#, "review must be an object"),
         ] {
             assert_eq!(
