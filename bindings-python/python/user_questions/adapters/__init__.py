@@ -5,6 +5,9 @@
 - :mod:`user_questions.adapters.codex`: Codex's ``request_user_input``;
 - :mod:`user_questions.adapters.mcp`: MCP form elicitation both ways and
   ``McpElicitationProvider`` (needs ``user-questions[mcp]``).
+- :mod:`user_questions.adapters.langgraph`: ``ask_user_question`` as a LangGraph tool that
+  interrupts with the checked questions, and ``answer_interrupt`` to answer one through any
+  provider (needs ``user-questions[langgraph]``).
 
 Each is imported on its own; none imports a framework until it is used.
 """
