@@ -41,7 +41,12 @@ export class Server {
       this.child.once('error', reject);
       this.child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
       createInterface({ input: this.child.stdout }).on('line', (line) => {
-        const message = JSON.parse(line);
+        let message;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          return; // a line cut short when the server exits
+        }
         if (message.url) {
           this.url = message.url;
           this.base = new URL(message.url).origin;

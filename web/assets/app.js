@@ -11,7 +11,8 @@ const batches = new Map();
 /** Server clock minus this clock, in ms (deadlines are the server's). */
 let skew = 0;
 let source = null;
-let reconnecting = false;
+/** The highest ticket shown so far. */
+let lastTicket = 0;
 const UNAUTHORIZED = 'unauthorized';
 
 const $ = (id) => document.getElementById(id);
@@ -63,7 +64,7 @@ function setStatus(text, kind = '') {
 }
 
 function refreshCount() {
-  const n = batches.size;
+  const n = batches.size + queued.size;
   document.title = n > 0 ? `(${n}) user-questions` : 'user-questions';
   $('empty').hidden = n > 0;
   $('title').textContent = n === 0 ? 'Questions for you' : n === 1 ? '1 question batch waiting' : `${n} question batches waiting`;
@@ -79,15 +80,17 @@ function formatLeft(ms) {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
 }
 
+function showCountdown(b, now) {
+  if (!b.p.expiresAt || !b.countdown) return;
+  const left = Date.parse(b.p.expiresAt) - now;
+  b.countdown.textContent = left > 0 ? `Expires in ${formatLeft(left)}` : 'Expiring…';
+  b.countdown.classList.toggle('urgent', left < 60000);
+  b.countdown.setAttribute('datetime', b.p.expiresAt);
+}
+
 function tick() {
   const now = Date.now() + skew;
-  for (const b of batches.values()) {
-    if (!b.p.expiresAt || !b.countdown) continue;
-    const left = Date.parse(b.p.expiresAt) - now;
-    b.countdown.textContent = left > 0 ? `Expires in ${formatLeft(left)}` : 'Expiring…';
-    b.countdown.classList.toggle('urgent', left < 60000);
-    b.countdown.setAttribute('datetime', b.p.expiresAt);
-  }
+  for (const b of batches.values()) showCountdown(b, now);
 }
 
 // ---- rendering --------------------------------------------------------------------------------
@@ -336,7 +339,7 @@ async function moreTime(b) {
     const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms: MORE_TIME_MS });
     if (result.status === 200 && result.data && result.data.expiresAt) {
       b.p.expiresAt = result.data.expiresAt;
-      tick();
+      showCountdown(b, Date.now() + skew);
       notice(`More time for: ${shortText(b.p)}`);
     } else if (result.status !== 200) {
       b.error.textContent = errorText(result);
@@ -367,25 +370,76 @@ function outcomeNotice(p, outcome) {
 }
 
 function addBatch(p) {
+  const waiting = queued.get(p.ticket);
+  if (waiting) {
+    waiting.expiresAt = p.expiresAt;
+    return;
+  }
+  if (queue.length > 0 && p.ticket > lastTicket) {
+    enqueue([p]);
+    return;
+  }
   const existing = batches.get(p.ticket);
   if (existing) {
     existing.p.expiresAt = p.expiresAt;
     existing.deadline.hidden = !p.expiresAt;
-    tick();
+    showCountdown(existing, Date.now() + skew);
     return;
   }
   const b = render(p);
+  // Keep arrival order (tickets increase): new questions go last, a replayed older one in place.
+  const after = p.ticket > lastTicket ? undefined : [...batches.keys()].filter((t) => t > p.ticket).sort((x, y) => x - y)[0];
   batches.set(p.ticket, b);
-  // Keep arrival order: tickets increase.
-  const after = [...batches.keys()].filter((t) => t > p.ticket).sort((x, y) => x - y)[0];
-  const main = $('batches');
-  if (after !== undefined) main.insertBefore(b.section, batches.get(after).section);
-  else main.append(b.section);
+  lastTicket = Math.max(lastTicket, p.ticket);
+  if (after !== undefined) $('batches').insertBefore(b.section, batches.get(after).section);
+  else $('batches').append(b.section);
   refreshCount();
-  tick();
+  showCountdown(b, Date.now() + skew);
+}
+
+/**
+ * Questions known but not drawn yet: a long list is drawn in slices, the first at once, so the
+ * page shows its first screen (and the count in the title) without waiting for the rest.
+ */
+const queue = [];
+const queued = new Map();
+const FIRST_SLICE = 20;
+const SLICE = 50;
+
+function enqueue(list) {
+  const idle = queue.length === 0;
+  for (const p of list) {
+    queue.push(p);
+    queued.set(p.ticket, p);
+    lastTicket = Math.max(lastTicket, p.ticket);
+  }
+  refreshCount();
+  if (idle && queue.length > 0) drawSlice(FIRST_SLICE);
+}
+
+function drawSlice(size) {
+  const fragment = document.createDocumentFragment();
+  const now = Date.now() + skew;
+  for (const p of queue.splice(0, size)) {
+    queued.delete(p.ticket);
+    const b = render(p);
+    batches.set(p.ticket, b);
+    fragment.append(b.section);
+    showCountdown(b, now);
+  }
+  $('batches').append(fragment);
+  if (queue.length > 0) setTimeout(() => drawSlice(SLICE), 0);
 }
 
 function removeBatch(ticket, text, kind) {
+  const waiting = queued.get(ticket);
+  if (waiting) {
+    queued.delete(ticket);
+    queue.splice(queue.indexOf(waiting), 1);
+    if (text) notice(text, kind);
+    refreshCount();
+    return;
+  }
   const b = batches.get(ticket);
   if (!b) return;
   const hadFocus = b.section.contains(document.activeElement) || (b.hadFocus && document.activeElement === document.body);
@@ -401,6 +455,11 @@ function removeBatch(ticket, text, kind) {
 }
 
 function onResolved(ticket, outcome) {
+  const waiting = queued.get(ticket);
+  if (waiting) {
+    removeBatch(ticket, outcomeNotice(waiting, outcome), 'warn');
+    return;
+  }
   const b = batches.get(ticket);
   if (!b) return;
   // Our own submission in flight: its response says whether we or another screen won.
@@ -412,14 +471,20 @@ function onResolved(ticket, outcome) {
 }
 
 function onExtended(ticket, expiresAt) {
+  const waiting = queued.get(ticket);
+  if (waiting) waiting.expiresAt = expiresAt;
   const b = batches.get(ticket);
   if (!b) return;
   b.p.expiresAt = expiresAt;
   b.deadline.hidden = false;
-  tick();
+  showCountdown(b, Date.now() + skew);
 }
 
-/** After a reconnect, drops what the server no longer has pending. */
+/**
+ * Once a stream is open, drops what the server no longer has pending (resolved while no stream
+ * was open). It only removes: the stream itself adds, so a late list never brings back a
+ * question whose removal the stream already delivered.
+ */
 async function reconcile() {
   const result = await fetchPending();
   if (!Array.isArray(result)) return;
@@ -427,7 +492,9 @@ async function reconcile() {
   for (const [ticket, b] of [...batches]) {
     if (!live.has(ticket) && !b.busy) removeBatch(ticket, `No longer waiting: ${shortText(b.p)}`, 'warn');
   }
-  for (const p of result) addBatch(p);
+  for (const [ticket, p] of [...queued]) {
+    if (!live.has(ticket)) removeBatch(ticket, `No longer waiting: ${shortText(p)}`, 'warn');
+  }
 }
 
 async function fetchPending() {
@@ -459,10 +526,7 @@ function connect() {
   source = new EventSource('/api/v1/events');
   source.addEventListener('open', () => {
     setStatus('Live: new questions appear by themselves.', 'ok');
-    if (reconnecting) {
-      reconnecting = false;
-      reconcile();
-    }
+    reconcile();
   });
   source.addEventListener('requested', (e) => addBatch(JSON.parse(e.data)));
   source.addEventListener('resolved', (e) => {
@@ -474,7 +538,6 @@ function connect() {
     onExtended(ticket, expiresAt);
   });
   source.addEventListener('error', () => {
-    reconnecting = true;
     if (source.readyState !== EventSource.CLOSED) {
       setStatus('Connection lost. Reconnecting…', 'bad');
       return;
@@ -492,6 +555,12 @@ function connect() {
 
 refreshCount();
 setInterval(tick, 1000);
-// The stream replays what is pending; the request alone checks the token and the clock.
-fetchPending();
-connect();
+// The list first, drawn at once (one insertion, however many are waiting); then the stream,
+// which replays what is pending (already shown) and brings every change after.
+fetchPending().then((pending) => {
+  if (pending === UNAUTHORIZED) return;
+  if (Array.isArray(pending)) {
+    enqueue(pending);
+  }
+  connect();
+});
