@@ -8,6 +8,8 @@
 - :mod:`user_questions.adapters.langgraph`: ``ask_user_question`` as a LangGraph tool that
   interrupts with the checked questions, and ``answer_interrupt`` to answer one through any
   provider (needs ``user-questions[langgraph]``).
+- :mod:`user_questions.adapters.openai_agents`: ``ask_user_question`` as an OpenAI Agents SDK
+  ``FunctionTool`` (needs ``user-questions[openai-agents]``).
 
 Each is imported on its own; none imports a framework until it is used.
 """

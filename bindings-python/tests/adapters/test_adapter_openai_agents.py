@@ -1,0 +1,232 @@
+"""The OpenAI Agents SDK adapter run by the SDK's own Runner: a fake model (the SDK's ``Model``
+interface, no network) emits an ``ask_user_question`` call, then a final message; the tool
+asks through the context's provider and the model receives §9's result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, AsyncIterator, Dict, List, Optional
+
+from agents import Agent as SdkAgent
+from agents import FunctionTool, Model, ModelResponse, RunConfig, Runner, Usage
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+import user_questions as uq
+from user_questions.adapters.openai_agents import ask_user_question_tool
+
+#: No traces: the SDK would start its exporter thread (and want an API key) otherwise.
+NO_TRACING = RunConfig(tracing_disabled=True)
+
+ARGS: Dict[str, Any] = {
+    "questions": [
+        {
+            "id": "pkg",
+            "header": "Packages",
+            "question": "Which package manager should we use?",
+            "options": [{"label": "pnpm (Recommended)"}, {"label": "npm"}],
+        },
+        {
+            "id": "ci",
+            "question": "Which checks should run in CI?",
+            "options": [{"label": "Lint"}, {"label": "Tests"}],
+            "multi_select": True,
+        },
+    ]
+}
+
+
+class FakeModel(Model):
+    """Answers the first turn with one function call and the next with a message; records
+    every input it was given."""
+
+    def __init__(self, arguments: str, call_id: str = "call_1") -> None:
+        self.arguments = arguments
+        self.call_id = call_id
+        self.inputs: List[Any] = []
+        self.tools: List[Any] = []
+
+    async def get_response(
+        self,
+        system_instructions: Optional[str],
+        input: Any,
+        model_settings: Any,
+        tools: List[Any],
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        *,
+        previous_response_id: Optional[str] = None,
+        conversation_id: Optional[str] = None,
+        prompt: Any = None,
+    ) -> ModelResponse:
+        self.inputs.append(input)
+        self.tools = tools
+        if len(self.inputs) == 1:
+            call = ResponseFunctionToolCall(
+                type="function_call",
+                id="fc_1",
+                call_id=self.call_id,
+                name="ask_user_question",
+                arguments=self.arguments,
+                status="completed",
+            )
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        text = ResponseOutputText(type="output_text", text="done", annotations=[])
+        message = ResponseOutputMessage(
+            type="message", id="msg_1", role="assistant", status="completed", content=[text]
+        )
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the tests do not stream")
+
+
+def tool_output(model: FakeModel) -> Dict[str, Any]:
+    """The function call output the model was sent on its second turn, parsed."""
+    items: List[Any] = model.inputs[1]
+    (output,) = [
+        i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
+    assert output["call_id"] == model.call_id
+    parsed: Dict[str, Any] = json.loads(output["output"])
+    return parsed
+
+
+async def run(tool: FunctionTool, arguments: str) -> FakeModel:
+    model = FakeModel(arguments)
+    agent = SdkAgent(name="assistant", instructions="Ask first.", model=model, tools=[tool])
+    result = await Runner.run(agent, "Set up the project.", run_config=NO_TRACING)
+    assert result.final_output == "done"
+    return model
+
+
+def test_the_function_tool_has_the_definition_of_section_9() -> None:
+    tool = ask_user_question_tool(uq.Context())
+    definition = uq.AskUserQuestionTool(uq.Context()).definition
+    assert isinstance(tool, FunctionTool)
+    assert tool.name == definition["name"] == "ask_user_question"
+    assert tool.description == definition["description"]
+    assert tool.params_json_schema == definition["parameters"]
+    assert tool.strict_json_schema is False
+
+
+async def test_the_runner_calls_the_tool_and_the_model_reads_the_answer() -> None:
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("recommended"))
+    model = await run(ask_user_question_tool(ctx), json.dumps(ARGS))
+    assert [t.name for t in model.tools] == ["ask_user_question"]
+    answer = {
+        "answers": [
+            {"id": "pkg", "selected": ["pnpm (Recommended)"]},
+            {"id": "ci", "selected": ["Lint"]},
+        ]
+    }
+    assert tool_output(model) == {
+        "isError": False,
+        "value": answer,
+        "content": [
+            {
+                "type": "text",
+                "text": '{"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]},'
+                '{"id":"ci","selected":["Lint"]}]}',
+            }
+        ],
+    }
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.requests: List[Any] = []
+
+    async def ask(self, request: Any) -> Any:
+        self.requests.append(request)
+        await asyncio.sleep(0)
+        return {
+            "answers": [
+                {"id": q["id"], "selected": [], "custom": "later"} for q in request["questions"]
+            ]
+        }
+
+
+async def test_the_provider_gets_the_mapped_questions_the_agent_and_the_call_id_as_key() -> None:
+    ctx = uq.Context()
+    provider = Recording()
+    ctx.user_questions.register_provider(provider)
+    root = uq.Agent("root")
+    ctx.agents.enter(root)
+    tool = ask_user_question_tool(ctx.user_questions, root, timeout=30, key_from_call_id=True)
+    model = await run(tool, json.dumps(ARGS))
+    (request,) = provider.requests
+    assert request["questions"][1] == {
+        "id": "ci",
+        "question": "Which checks should run in CI?",
+        "options": [{"label": "Lint"}, {"label": "Tests"}],
+        "multiSelect": True,
+    }
+    assert request["agent"] is root
+    assert request["key"] == "call_1"
+    assert "expiresAt" in request
+    assert tool_output(model)["value"]["answers"][0] == {
+        "id": "pkg",
+        "selected": [],
+        "custom": "later",
+    }
+
+
+def failure(code: str, message: str) -> Dict[str, Any]:
+    return {
+        "isError": True,
+        "error": {"name": "UserQuestionError", "code": code, "message": message},
+        "content": [{"type": "text", "text": f"Error: {message}"}],
+    }
+
+
+async def test_seam_failures_reach_the_model_as_the_failure_result() -> None:
+    ctx = uq.Context()
+    model = await run(ask_user_question_tool(ctx), json.dumps(ARGS))
+    assert tool_output(model) == failure("NO_PROVIDER", "no user-questions provider is registered")
+
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    model = await run(ask_user_question_tool(ctx), '{"questions": []}')
+    assert tool_output(model) == failure(
+        "EMPTY_QUESTIONS", "ask_user_question requires at least one question"
+    )
+    model = await run(ask_user_question_tool(ctx), '{"questions": [{"id": 1}]}')
+    assert tool_output(model) == failure("INVALID_REQUEST", "questions[0].id must be a string")
+    model = await run(ask_user_question_tool(ctx), "not json")
+    assert tool_output(model)["error"]["code"] == "INVALID_REQUEST"
+
+
+async def test_an_agent_that_is_not_live_is_refused() -> None:
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    model = await run(ask_user_question_tool(ctx, uq.Agent("gone")), json.dumps(ARGS))
+    assert tool_output(model)["error"]["code"] == "CALLER_NOT_LIVE"
+
+
+async def test_a_cancelled_run_withdraws_the_ask() -> None:
+    ctx = uq.Context()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Any] = []
+    inbox.subscribe(events.append)
+    model = FakeModel(json.dumps(ARGS))
+    agent = SdkAgent(name="assistant", model=model, tools=[ask_user_question_tool(ctx)])
+    task = asyncio.ensure_future(Runner.run(agent, "Set up the project.", run_config=NO_TRACING))
+    while not inbox.pending():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    while len(events) < 2:
+        await asyncio.sleep(0.01)
+    assert [e["type"] for e in events] == ["requested", "resolved"]
+    assert events[1]["outcome"] == "aborted"
+    assert inbox.pending() == []
