@@ -60,6 +60,8 @@ struct Live {
     last_poll: Instant,
     /// The status body, once settled.
     done: Arc<watch::Sender<Option<Arc<str>>>>,
+    /// Wakes long polls when the deadline moves, so that a remote asker moves its own.
+    extended: Arc<tokio::sync::Notify>,
 }
 
 impl Live {
@@ -85,6 +87,7 @@ impl Live {
             polls: 0,
             last_poll: Instant::now(),
             done: Arc::new(watch::channel(None).0),
+            extended: Arc::new(tokio::sync::Notify::new()),
         }
     }
 }
@@ -299,19 +302,24 @@ impl Asks {
     }
 
     /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status body, after waiting up to `wait` for
-    /// a pending ask to settle.
+    /// a pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
+    /// person extends the deadline, so that a remote asker's own deadline follows at once.
     pub(crate) async fn status(&self, ticket: u64, wait: Duration) -> Result<String> {
         let waiting = {
             let mut live = self.lock();
             match live.get_mut(&ticket) {
                 Some(entry) => {
                     entry.polls += 1;
-                    Some((entry.done.subscribe(), entry.expires_at))
+                    Some((
+                        entry.done.subscribe(),
+                        entry.extended.clone(),
+                        entry.expires_at,
+                    ))
                 }
                 None => None,
             }
         };
-        let Some((mut done, expires_at)) = waiting else {
+        let Some((mut done, extended, expires_at)) = waiting else {
             return match self.store.get(ticket).await.map_err(store_error)? {
                 Some(record) if record.status == Status::Pending => {
                     Ok(pending_body(record.expires_at))
@@ -335,6 +343,7 @@ impl Asks {
         let result = tokio::select! {
             body = settled => body,
             _ = tokio::time::sleep(wait) => None,
+            _ = extended.notified() => None,
             _ = stopping.wait_for(|s| *s) => None,
         };
         // The lease runs from the end of this poll.
@@ -433,6 +442,7 @@ impl Asks {
         if let Some(entry) = live.get_mut(&ticket) {
             entry.expires_at = Some(expires_at);
             self.events.extended(ticket, &text, entry.p(ticket).into());
+            entry.extended.notify_waiters();
         }
         Ok(Some(text))
     }

@@ -51,8 +51,10 @@ fn fixture_with(adjust: impl FnOnce(&mut HubConfig)) -> Fixture {
         .unwrap();
     let client = {
         let _guard = rt.enter();
+        // No pooled connections: a restarted hub is a new server on the same address.
         Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(0)
             .build()
             .unwrap()
     };
@@ -667,19 +669,69 @@ fn security_on_every_endpoint() {
     assert_eq!(status, StatusCode::OK);
 }
 
+/// Sends `size` bytes to `path` over a raw connection (with `declared` as Content-Length, or
+/// chunked), reading the response while writing: the server may answer before it has read all.
+fn raw_upload(
+    addr: std::net::SocketAddr,
+    path: &str,
+    declared: Option<usize>,
+    size: usize,
+) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let length = match declared {
+        Some(n) => format!("Content-Length: {n}\r\n"),
+        None => "Transfer-Encoding: chunked\r\n".to_owned(),
+    };
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n{length}Connection: close\r\n\r\n"
+    );
+    let chunked = declared.is_none();
+    let sender = std::thread::spawn(move || {
+        writer.write_all(head.as_bytes())?;
+        let block = vec![b' '; 64 * 1024];
+        let mut sent = 0;
+        while sent < size {
+            let n = block.len().min(size - sent);
+            if chunked {
+                writer.write_all(format!("{n:x}\r\n").as_bytes())?;
+            }
+            writer.write_all(&block[..n])?;
+            if chunked {
+                writer.write_all(b"\r\n")?;
+            }
+            sent += n;
+        }
+        if chunked {
+            writer.write_all(b"0\r\n\r\n")?;
+        }
+        std::io::Result::Ok(())
+    });
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let _ = sender.join();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[test]
 fn oversize_bodies_get_413() {
     let f = fixture();
-    let big = format!(
-        r#"{{"questions":[{{"id":"a","question":"{}"}}]}}"#,
-        "x".repeat(MAX_BODY_BYTES)
-    );
-    let (status, value) = f.post("/api/v1/asks", big.clone());
-    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(error_of(&value).0, "PAYLOAD_TOO_LARGE");
     let t = f.post_ask(ask_body("q"));
-    let (status, _) = f.post(&format!("/api/v1/questions/{t}/answer"), big);
-    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let addr = f.hub.as_ref().unwrap().local_addr();
+    let too_large = r#"{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the request body is larger than 8 MiB"}}"#;
+    for path in [
+        "/api/v1/asks".to_owned(),
+        format!("/api/v1/questions/{t}/answer"),
+    ] {
+        let out = raw_upload(addr, &path, Some(MAX_BODY_BYTES + 1), MAX_BODY_BYTES + 1);
+        assert!(out.starts_with("HTTP/1.1 413"), "{path}: {out}");
+        assert!(out.ends_with(too_large), "{out}");
+        let out = raw_upload(addr, &path, None, MAX_BODY_BYTES + 1024 * 1024);
+        assert!(out.starts_with("HTTP/1.1 413"), "{path} chunked: {out}");
+        assert!(out.ends_with(too_large), "{out}");
+    }
     assert_eq!(f.pending().len(), 1);
 }
 
@@ -825,4 +877,29 @@ fn a_remote_ask_never_outlives_its_deadline_while_the_hub_is_down() {
     ))
     .unwrap_err();
     assert_eq!(e.code(), ErrorCode::AskTimedOut);
+}
+
+#[test]
+fn more_time_given_on_the_hub_reaches_a_remote_askers_deadline() {
+    let f = fixture();
+    let ctx = host(&f);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("slow", &["A", "B"])])
+            .with_timeout(Duration::from_millis(1500)),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    let (status, _) = f.post(&format!("/api/v1/questions/{t}/extend"), r#"{"ms":60000}"#);
+    assert_eq!(status, StatusCode::OK);
+    // Past the first deadline, the host is still waiting.
+    assert!(rx.recv_timeout(Duration::from_millis(3000)).is_err());
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{t}/answer"),
+        answer_body("slow", "B"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["B".to_owned()]
+    );
 }

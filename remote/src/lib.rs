@@ -491,3 +491,44 @@ fn describe(error: &reqwest::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            split_url("http://127.0.0.1:8700").unwrap(),
+            ("http://127.0.0.1:8700".into(), None)
+        );
+        assert_eq!(
+            split_url("https://q.example.com/uq/").unwrap(),
+            ("https://q.example.com/uq".into(), None)
+        );
+        assert_eq!(
+            split_url("http://127.0.0.1:8700/?token=abc").unwrap(),
+            ("http://127.0.0.1:8700".into(), Some("abc".into()))
+        );
+        for bad in [
+            "127.0.0.1:8700",
+            "ftp://x",
+            "http://",
+            "http:///x",
+            "http://a b",
+        ] {
+            let e = split_url(bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
+        }
+    }
+
+    #[test]
+    fn tokens() {
+        let e = RemoteProvider::new("http://127.0.0.1:1", "").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = RemoteProvider::new("http://127.0.0.1:1", "a b").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let p = RemoteProvider::new("http://127.0.0.1:1/?token=t", "").unwrap();
+        assert_eq!(p.url(), "http://127.0.0.1:1");
+    }
+}
