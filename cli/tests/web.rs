@@ -1,0 +1,205 @@
+//! `uq ask --web` and `uq review-plan --web` as processes (§19, §22): the `open <url>` line on
+//! stderr, an answer POSTed with the URL's token, the answer JSON on stdout; a dismissal
+//! exits 8; SIGTERM withdraws and stops the server; argument errors.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const UQ: &str = env!("CARGO_BIN_EXE_uq");
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn example(name: &str) -> String {
+    format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Web {
+    child: Child,
+    /// `HOST:PORT`.
+    addr: String,
+    token: String,
+    stderr: BufReader<std::process::ChildStderr>,
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `uq <args>` and reads its `open http://HOST:PORT/?token=T` line.
+fn start(args: &[&str]) -> Web {
+    let mut child = Command::new(UQ)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .trim_end()
+        .strip_prefix("open ")
+        .unwrap_or_else(|| panic!("expected an open line, got {line:?}"));
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, token) = rest.split_once("/?token=").unwrap();
+    Web {
+        child,
+        addr: addr.to_owned(),
+        token: token.to_owned(),
+        stderr,
+    }
+}
+
+impl Web {
+    /// One HTTP request with the token; returns (status, body).
+    fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            self.token,
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).unwrap();
+        let status = out[9..12].parse().unwrap();
+        let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+        (status, body)
+    }
+
+    /// Waits until the server lists a pending question; returns the GET body.
+    fn pending(&self) -> String {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let (status, body) = self.request("GET", "/api/v1/questions", "");
+            assert_eq!(status, 200);
+            if body.contains(r#""ticket":1"#) {
+                return body;
+            }
+            assert!(std::time::Instant::now() < deadline, "no question came");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the process; returns (exit code, stdout, the rest of stderr).
+    fn finish(mut self) -> (i32, String, String) {
+        let status = self.child.wait().unwrap();
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let mut err = String::new();
+        self.stderr.read_to_string(&mut err).unwrap();
+        (status.code().unwrap_or(-1), out, err)
+    }
+}
+
+#[test]
+fn ask_web_prints_the_answer_given_on_the_page() {
+    let web = start(&["ask", "--web", &example("multi-select.json")]);
+    assert!(web.addr.starts_with("127.0.0.1:"), "{}", web.addr);
+    assert_eq!(web.token.len(), 43);
+    let pending = web.pending();
+    assert!(
+        pending.contains(r#""questions":[{"id":"pkg","#),
+        "{pending}"
+    );
+    let answer = r#"{"answers":[{"id":"pkg","selected":["npm"]},{"id":"checks","selected":["Lint","Type check"],"custom":"Fuzzing"}]}"#;
+    let (status, body) = web.request("POST", "/api/v1/questions/1/answer", &answer);
+    assert_eq!((status, body.as_str()), (200, r#"{"ok":true}"#));
+    let (code, out, err) = web.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{answer}\n"));
+}
+
+#[test]
+fn review_plan_web_prints_the_review() {
+    let web = start(&[
+        "review-plan",
+        "--web",
+        "--listen",
+        "127.0.0.1:0",
+        &example("plan.md"),
+    ]);
+    web.pending();
+    let (status, _) = web.request(
+        "POST",
+        "/api/v1/questions/1/answer",
+        r#"{"answers":[{"id":"plan","selected":["Approve"]}]}"#,
+    );
+    assert_eq!(status, 200);
+    let (code, out, err) = web.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "{\"decision\":\"approved\"}\n");
+}
+
+#[test]
+fn dismissing_on_the_page_exits_8() {
+    let web = start(&["ask", "--web", &example("plan-review.json")]);
+    web.pending();
+    let (status, _) = web.request("POST", "/api/v1/questions/1/cancel", "");
+    assert_eq!(status, 200);
+    let (code, out, err) = web.finish();
+    assert_eq!(code, 8);
+    assert_eq!(out, "");
+    assert_eq!(err, "ASK_CANCELLED: the user cancelled ask_user_question\n");
+}
+
+#[test]
+fn sigterm_withdraws_the_question_and_stops_the_server() {
+    let web = start(&["ask", "--web", &example("confirm.json")]);
+    web.pending();
+    let addr = web.addr.clone();
+    let pid = web.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, out, err) = web.finish();
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "");
+    assert!(err.starts_with("ASK_ABORTED: "), "{err}");
+    assert!(TcpStream::connect(&addr).is_err(), "the port is closed");
+}
+
+#[test]
+fn web_argument_errors() {
+    for args in [
+        &["ask", "--web", "--auto", "first", "x.json"][..],
+        &["ask", "--listen", "127.0.0.1:0", "x.json"][..],
+    ] {
+        let out = Command::new(UQ).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(15), "{args:?}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = Command::new(UQ)
+        .args([
+            "ask",
+            "--web",
+            "--listen",
+            "not-an-address",
+            &example("confirm.json"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(15));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("INVALID_ARGUMENT: cannot listen on not-an-address: "),
+        "{err}"
+    );
+}
