@@ -203,3 +203,31 @@ fn web_argument_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn a_non_loopback_listen_warns_that_the_traffic_is_plain_http() {
+    let mut child = Command::new(UQ)
+        .args([
+            "ask",
+            "--web",
+            "--listen",
+            "0.0.0.0:0",
+            &example("confirm.json"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut warning = String::new();
+    stderr.read_line(&mut warning).unwrap();
+    let mut open = String::new();
+    stderr.read_line(&mut open).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(warning.contains("plain HTTP"), "{warning}");
+    assert!(open.starts_with("open http://"), "{open}");
+    // The URL names an address another device can open.
+    assert!(!open.contains("0.0.0.0"), "{open}");
+}
