@@ -128,12 +128,24 @@ async def per_ask():
         inbox.answer(ticket[0], ANSWER)
         return await task
 
+    async def inbox_round_trip_deadline():
+        # The same with a deadline: the core's timer arms and clears it, and the asker's loop
+        # watches for the timer thread while the ask waits.
+        task = asyncio.ensure_future(
+            inbox_ctx.user_questions.ask({"questions": QUESTIONS, "timeout": 60})
+        )
+        await asyncio.sleep(0)
+        ticket[0] += 1
+        inbox.answer(ticket[0], ANSWER)
+        return await task
+
     m = await compare(
         {
             "py_provider": lambda: py_ctx.user_questions.ask({"questions": QUESTIONS}),
             "sync_py_provider": lambda: sync_ctx.user_questions.ask({"questions": QUESTIONS}),
             "auto_responder": lambda: auto_ctx.user_questions.ask({"questions": QUESTIONS}),
             "inbox_round_trip": inbox_round_trip,
+            "inbox_round_trip_deadline": inbox_round_trip_deadline,
             "reference": lambda: service.ask({"questions": QUESTIONS}),
             # The crossing alone: questions to native and an answer back, no ask.
             "crossing_floor": crossing_floor,

@@ -14,8 +14,8 @@
 //! holds Python references only as `Py` values, whose drops pyo3 defers to an attached
 //! thread.
 //!
-//! A loop watches (holds a [`RelayLease`]) while it has a waiting ask with a deadline; the
-//! lease is taken and released on the loop's thread. A foreign thread's work with no loop
+//! A loop watches from its first ask with a deadline on (each waiting one holds a
+//! [`RelayLease`], taken and released on the loop's thread) until it is closed. A foreign thread's work with no loop
 //! watching falls back to attaching (as a Python thread would), until interpreter exit
 //! begins; after that it is dropped.
 
@@ -99,29 +99,31 @@ mod relay {
         /// The loop object's address (identity), compared without the GIL.
         loop_ptr: usize,
         event_loop: Py<PyAny>,
-        fd: i32,
         writer: UnixStream,
+        /// Asks with a deadline waiting on this loop.
         leases: usize,
     }
 
     static WATCHERS: Mutex<Vec<Watcher>> = Mutex::new(Vec::new());
 
-    /// Queues `job` and rings every watching loop; gives the job back when none watches.
+    /// Queues `job` and rings every loop with a waiting ask that watches; gives the job back
+    /// when there is none.
     pub(crate) fn enqueue(job: Job) -> Result<(), Job> {
         let watchers = relock(&WATCHERS);
-        if watchers.is_empty() {
+        if !watchers.iter().any(|w| w.leases > 0) {
             return Err(job);
         }
         relock(&QUEUE).push_back(job);
-        for watcher in watchers.iter() {
+        for watcher in watchers.iter().filter(|w| w.leases > 0) {
             // A full socket (`WouldBlock`) is already readable.
             let _ = (&watcher.writer).write(&[1]);
         }
         Ok(())
     }
 
-    /// The loop's reader callback: drains the socket, runs the queue.
-    #[pyclass(module = "user_questions._native", frozen)]
+    /// The loop's reader callback: drains the socket, runs the queue. (Its class name is how
+    /// `ask_blocking` tells this reader from the user's: see `_blocking._is_idle`.)
+    #[pyclass(module = "user_questions._native", name = "_ForeignDrain", frozen)]
     struct Drain {
         socket: UnixStream,
     }
@@ -142,7 +144,12 @@ mod relay {
     }
 
     /// A loop's watch over the queue, held by one waiting ask; released on the loop's thread
-    /// with [`release`](RelayLease::release) (a lease merely dropped keeps the loop watching).
+    /// with [`release`](RelayLease::release).
+    ///
+    /// A loop starts watching (one socket pair, one `add_reader`) on its first lease and
+    /// keeps watching while it lives, so that an ask with a deadline costs no system call
+    /// of its own; the queue is rung only for loops with a waiting ask. A closed loop's watch
+    /// is dropped when a new loop starts watching.
     pub(crate) struct RelayLease {
         loop_ptr: usize,
     }
@@ -159,13 +166,14 @@ mod relay {
                     return Some(RelayLease { loop_ptr });
                 }
             }
+            let py = event_loop.py();
+            prune_closed(py);
             // Only this loop's thread leases for it, so nobody adds it meanwhile; Python is
             // called without the lock held (it may switch threads).
             let (reader, writer) = UnixStream::pair().ok()?;
             reader.set_nonblocking(true).ok()?;
             writer.set_nonblocking(true).ok()?;
             let fd = reader.as_raw_fd();
-            let py = event_loop.py();
             let drain = Py::new(py, Drain { socket: reader }).ok()?;
             event_loop
                 .call_method1(intern!(py, "add_reader"), (fd, drain))
@@ -173,7 +181,6 @@ mod relay {
             relock(&WATCHERS).push(Watcher {
                 loop_ptr,
                 event_loop: event_loop.clone().unbind(),
-                fd,
                 writer,
                 leases: 1,
             });
@@ -184,25 +191,47 @@ mod relay {
             Some(RelayLease { loop_ptr })
         }
 
-        /// Gives the watch back; the last lease of a loop stops it watching.
-        pub(crate) fn release(self, py: Python<'_>) {
-            let gone = {
-                let mut watchers = relock(&WATCHERS);
-                let Some(i) = watchers.iter().position(|w| w.loop_ptr == self.loop_ptr) else {
-                    return;
-                };
-                watchers[i].leases -= 1;
-                if watchers[i].leases > 0 {
-                    return;
-                }
-                watchers.swap_remove(i)
-            };
-            // A closed loop has let go of its reader already.
-            let _ = gone
-                .event_loop
-                .bind(py)
-                .call_method1(intern!(py, "remove_reader"), (gone.fd,));
+        /// Gives the lease back (the loop goes on watching, unrung, until it closes).
+        pub(crate) fn release(self, _py: Python<'_>) {
+            let mut watchers = relock(&WATCHERS);
+            if let Some(watcher) = watchers.iter_mut().find(|w| w.loop_ptr == self.loop_ptr) {
+                watcher.leases = watcher.leases.saturating_sub(1);
+            }
         }
+    }
+
+    /// Forgets the watches of loops that were closed (their readers went with them).
+    fn prune_closed(py: Python<'_>) {
+        let idle: Vec<(usize, Py<PyAny>)> = relock(&WATCHERS)
+            .iter()
+            .filter(|w| w.leases == 0)
+            .map(|w| (w.loop_ptr, w.event_loop.clone_ref(py)))
+            .collect();
+        let closed: Vec<usize> = idle
+            .iter()
+            .filter(|(_, event_loop)| {
+                event_loop
+                    .bind(py)
+                    .call_method0(intern!(py, "is_closed"))
+                    .and_then(|c| c.is_truthy())
+                    .unwrap_or(true)
+            })
+            .map(|(ptr, _)| *ptr)
+            .collect();
+        if closed.is_empty() {
+            return;
+        }
+        let gone: Vec<Watcher> = {
+            let mut watchers = relock(&WATCHERS);
+            let (gone, kept) = std::mem::take(&mut *watchers)
+                .into_iter()
+                .partition(|w| w.leases == 0 && closed.contains(&w.loop_ptr));
+            *watchers = kept;
+            gone
+        };
+        // Dropped with the GIL held, outside the lock.
+        drop(gone);
+        drop(idle);
     }
 }
 

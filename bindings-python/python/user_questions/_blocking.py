@@ -76,9 +76,10 @@ if hasattr(os, "register_at_fork"):
 
 
 def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Nothing ready, scheduled, watched (beyond the loop's own self-pipe) or started on
-    ``loop``: it can serve the next call as if new. (Private attributes of asyncio's selector
-    loop; a loop without them is never reused.)"""
+    """Nothing ready, scheduled, watched (beyond the loop's own self-pipe and this package's
+    reader for its deadline timer) or started on ``loop``: it can serve the next call as if
+    new. (Private attributes of asyncio's selector loop; a loop without them is never
+    reused.)"""
     selector = getattr(loop, "_selector", None)
     return (
         not getattr(loop, "_ready", True)
@@ -86,8 +87,15 @@ def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
         and getattr(loop, "_default_executor", True) is None
         and not getattr(loop, "_asyncgens", True)
         and selector is not None
-        and len(selector.get_map()) <= 1
+        and sum(not _ours(key) for key in selector.get_map().values()) <= 1
     )
+
+
+def _ours(key: Any) -> bool:
+    """Whether a selector key is the native module's reader for its deadline timer, which a
+    loop keeps from its first ask with a deadline until it closes."""
+    reader = key.data[0] if isinstance(key.data, tuple) and key.data else None
+    return type(getattr(reader, "_callback", None)).__name__ == "_ForeignDrain"
 
 
 def _tidy(loop: asyncio.AbstractEventLoop, ran: bool) -> None:
