@@ -39,10 +39,12 @@ function failureOf(err) {
  */
 
 /**
- * The dispatcher the native side calls for a JS provider, on this JS thread: `(call, payload)`
- * runs an ask and resolves with its outcome (it never rejects: sync throws, rejections and odd
+ * The dispatcher the native side calls for a JS provider, on this JS thread, while the ask
+ * starts: `(call, payload)` runs the provider's `ask` in a microtask (never inside the asker's
+ * call) and resolves with its outcome (it never rejects: sync throws, rejections and odd
  * values all become outcomes); `(call, null)` withdraws ask `call`, aborting its
- * `request.signal` synchronously (its listeners run before the asker can resume, §4.7).
+ * `request.signal` synchronously (its listeners run before the asker can resume, §4.7). An ask
+ * withdrawn before its microtask ran never reaches the provider.
  * @param {Provider} provider
  * @returns {(call: number, payload: string | null) => Promise<string>}
  */
@@ -64,7 +66,9 @@ function dispatcherFor(provider) {
       }
       return Promise.resolve('')
     }
-    const outcome = runProvider(provider, call, payload, waiting)
+    const controller = new AbortController()
+    waiting.set(call, controller)
+    const outcome = Promise.resolve().then(() => runProvider(provider, call, payload, controller, waiting))
     running.add(outcome)
     outcome.then(() => running.delete(outcome))
     return outcome
@@ -75,12 +79,13 @@ function dispatcherFor(provider) {
  * @param {Provider} provider
  * @param {number} call
  * @param {string} payload
+ * @param {AbortController} controller
  * @param {Map<number, AbortController>} waiting
  * @returns {Promise<string>}
  */
-async function runProvider(provider, call, payload, waiting) {
-  const controller = new AbortController()
-  waiting.set(call, controller)
+async function runProvider(provider, call, payload, controller, waiting) {
+  // Withdrawn already: the asker has its outcome; this one is never read.
+  if (controller.signal.aborted) return failureOf(new Error('withdrawn'))
   try {
     const { questions, agentKey, expiresAt, key } = JSON.parse(payload)
     /** @type {Record<string, unknown>} */

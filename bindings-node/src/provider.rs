@@ -6,8 +6,9 @@
 //! resolves with the outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) — it never
 //! rejects. With `null` it is told that ask `call` was withdrawn and aborts that ask's
 //! `AbortSignal`. Both go through the JS thread's one queue (`jsthread`), so a withdrawal never
-//! overtakes its ask, and a withdrawal caused on the JS thread (an abort, a disposal) runs at
-//! once: the provider's signal has fired before the asker can observe the settlement (§4.7).
+//! overtakes its ask, and both run at once when they happen on the JS thread: the ask reaches
+//! the provider without a turn of the event loop, and a withdrawal (an abort, a disposal) has
+//! fired the provider's signal before the asker can observe the settlement (§4.7).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -52,10 +53,10 @@ impl UserQuestionProvider for JsProvider {
         }
         let payload = payload.to_string();
         let (sender, receiver) = oneshot::channel::<Option<Promise<String>>>();
-        // Queued for the JS thread's next turn (the provider never runs inside the asker's
-        // call); a withdrawal queued later runs after it.
+        // Dispatched now, on the JS thread (the dispatcher only records the call and runs the
+        // provider in a microtask, never inside the asker's call); a withdrawal comes after it.
         let dispatch = self.dispatch.clone();
-        self.dispatch.home().post_later(Box::new(move |env| {
+        self.dispatch.home().post(Box::new(move |env| {
             let args = [
                 jsthread::number(env, f64::from(call)),
                 jsthread::string(env, &payload),
