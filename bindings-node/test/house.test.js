@@ -137,3 +137,14 @@ test('the package README reads on its own: no links or paths into the repository
   assert.doesNotMatch(text, /\.\.\//, 'a relative path outside the package')
   assert.doesNotMatch(text, /\]\((?!https:)/, 'a relative link')
 })
+
+test('the JS layer is type-checked: every module is // @ts-check and in tsconfig.json', () => {
+  const files = ['index.js', ...fs.readdirSync(path.join(PKG, 'lib')).map((f) => `lib/${f}`), 'scripts/pack.js']
+  for (const file of files) {
+    assert.match(fs.readFileSync(path.join(PKG, file), 'utf8'), /^(#!.*\n)?\/\/ @ts-check\n/, file)
+  }
+  const config = JSON.parse(fs.readFileSync(path.join(PKG, 'tsconfig.json'), 'utf8'))
+  assert.equal(config.compilerOptions.checkJs, true)
+  assert.equal(config.compilerOptions.strict, true)
+  assert.deepEqual(config.include, ['index.js', 'lib/*.js', 'scripts/*.js'])
+})
