@@ -92,10 +92,10 @@ fn question() -> AskUserQuestionItem {
     q
 }
 
-fn end_to_end(total: usize) {
+fn end_to_end(total: usize, options: &str) {
     let dir = tempfile::tempdir().unwrap();
     let hub = Hub::start(HubConfig {
-        store: format!("sqlite:{}", dir.path().join("bench.db").display()),
+        store: format!("sqlite:{}{options}", dir.path().join("bench.db").display()),
         token: Some(TOKEN.into()),
         ..HubConfig::default()
     })
@@ -137,7 +137,7 @@ fn end_to_end(total: usize) {
     latencies.sort();
     let n = latencies.len();
     println!(
-        "end to end: {n} asks from {HOSTS} hosts in {:.2} s = {:.0} asks/s; one ask p50 {:.2} ms, p99 {:.2} ms",
+        "end to end (sqlite:…{options}): {n} asks from {HOSTS} hosts in {:.2} s = {:.0} asks/s; one ask p50 {:.2} ms, p99 {:.2} ms",
         elapsed.as_secs_f64(),
         n as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
@@ -219,6 +219,8 @@ fn restart(pending: usize) {
 }
 
 fn main() {
-    end_to_end(env_usize("UQ_BENCH_ASKS", 4000));
+    let asks = env_usize("UQ_BENCH_ASKS", 4000);
+    end_to_end(asks, "");
+    end_to_end(asks, "?synchronous=normal");
     restart(env_usize("UQ_BENCH_PENDING", 100_000));
 }

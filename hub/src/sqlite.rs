@@ -52,7 +52,19 @@ fn sql_error(e: rusqlite::Error) -> StoreError {
 }
 
 /// Opens (creating if needed) and migrates the file; the connection the writer will own.
-fn connect(path: &Path) -> StoreResult<Connection> {
+/// How a commit reaches the disk (SQLite's `synchronous`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sync {
+    /// Every commit is on disk before it is acknowledged: nothing acknowledged is lost even
+    /// to a power cut (the default).
+    #[default]
+    Full,
+    /// Every commit is in the operating system's hands before it is acknowledged: nothing is
+    /// lost when the hub is killed, but a power cut may undo the last commits. Faster.
+    Normal,
+}
+
+fn connect(path: &Path, sync: Sync) -> StoreResult<Connection> {
     let cannot =
         |e: rusqlite::Error| StoreError(format!("cannot open the store {}: {e}", path.display()));
     let conn = Connection::open(path).map_err(cannot)?;
@@ -66,8 +78,14 @@ fn connect(path: &Path) -> StoreResult<Connection> {
             path.display()
         )));
     }
-    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        .map_err(cannot)?;
+    let synchronous = match sync {
+        Sync::Full => "FULL",
+        Sync::Normal => "NORMAL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON;"
+    ))
+    .map_err(cannot)?;
     migrate(&conn)
         .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", path.display())))?;
     Ok(conn)
@@ -198,8 +216,13 @@ fn by_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<AskRecord>> {
 impl SqliteStore {
     /// Opens (creating if needed) the SQLite file at `path` and starts its writer thread.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
+        Self::open_with(path, Sync::Full)
+    }
+
+    /// [`open`](Self::open) with another [`Sync`].
+    pub fn open_with(path: impl AsRef<Path>, sync: Sync) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
-        let conn = connect(&path)?;
+        let conn = connect(&path, sync)?;
         let (sender, receiver) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("user-questions-store".into())

@@ -182,3 +182,32 @@ fn two_writers_on_one_file_first_answer_wins_every_time() {
         }
     }
 }
+
+#[test]
+fn store_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.db");
+    for url in [
+        format!("sqlite:{}", path.display()),
+        format!("sqlite://{}", path.display()),
+        format!("sqlite:{}?synchronous=normal", path.display()),
+        format!("sqlite:{}?synchronous=full", path.display()),
+    ] {
+        let store = user_questions_hub::store::open(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        futures::executor::block_on(store.last_ticket()).unwrap();
+    }
+    let refused = |url: &str| user_questions_hub::store::open(url).err().unwrap().0;
+    assert_eq!(
+        refused(&format!("sqlite:{}?fast=1", path.display())),
+        format!(
+            "the store URL sqlite:{}?fast=1 has an unknown option \"fast=1\" (known: synchronous=full, synchronous=normal)",
+            path.display()
+        )
+    );
+    assert_eq!(refused("sqlite:"), "the store URL sqlite: names no file");
+    assert_eq!(
+        refused("mysql://x"),
+        "unknown store URL mysql://x: expected sqlite:PATH"
+    );
+    assert!(refused("postgres://localhost/uq").starts_with("PostgreSQL stores are not supported"));
+}
