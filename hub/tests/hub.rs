@@ -903,3 +903,45 @@ fn more_time_given_on_the_hub_reaches_a_remote_askers_deadline() {
         vec!["B".to_owned()]
     );
 }
+
+#[test]
+fn a_wrong_token_fails_the_remote_ask_with_the_hubs_reason() {
+    let f = fixture();
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&f.base, "not-the-token").unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let e = settled(&ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("a", &["A"])]),
+    ))
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::ProviderFailed);
+    assert!(
+        e.message().starts_with(&format!(
+            "the user-questions hub at {} refused the request (401): a valid token is required",
+            f.base
+        )),
+        "{}",
+        e.message()
+    );
+    assert!(f.pending().is_empty());
+}
+
+#[test]
+fn a_host_that_withdraws_and_drops_its_provider_at_once_still_withdraws_at_the_hub() {
+    let f = fixture();
+    let ctx = host(&f);
+    let controller = AbortController::new();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("bye", &["A"])])
+            .with_signal(controller.signal())
+            .with_key("leaving"),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    controller.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    drop(ctx);
+    let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+}

@@ -36,7 +36,7 @@
 
 #![warn(missing_docs)]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -58,6 +58,8 @@ const POLL_WAIT_MS: u64 = 25_000;
 const REQUEST_SLACK: Duration = Duration::from_secs(15);
 /// How long a withdrawal keeps trying to reach the hub.
 const WITHDRAW_FOR: Duration = Duration::from_secs(10);
+/// How long dropping the provider waits for withdrawals still on their way to the hub.
+const DROP_GRACE: Duration = Duration::from_secs(2);
 
 struct Conn {
     /// `http(s)://host:port[/prefix]`, without a trailing slash.
@@ -65,6 +67,8 @@ struct Conn {
     token: String,
     client: reqwest::Client,
     outage_limit: Duration,
+    /// `DELETE`s on their way to the hub.
+    withdrawing: AtomicUsize,
 }
 
 struct Inner {
@@ -75,6 +79,11 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // A host that withdraws its asks and exits at once still tells the hub.
+        let started = Instant::now();
+        while self.conn.withdrawing.load(Ordering::SeqCst) > 0 && started.elapsed() < DROP_GRACE {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         if let Some(runtime) = self
             .runtime
             .lock()
@@ -153,6 +162,7 @@ impl RemoteProviderBuilder {
                     token,
                     client,
                     outage_limit: self.outage_limit,
+                    withdrawing: AtomicUsize::new(0),
                 }),
                 handle: runtime.handle().clone(),
                 runtime: Mutex::new(Some(runtime)),
@@ -271,7 +281,11 @@ async fn run(
             // A deadline that passed is the hub's to report too (it keeps the same one).
             if !deadline.as_ref().is_some_and(Deadline::has_fired) {
                 let known = ticket.load(Ordering::SeqCst);
-                handle.spawn(async move { conn.withdraw(known, key, body).await });
+                conn.withdrawing.fetch_add(1, Ordering::SeqCst);
+                handle.spawn(async move {
+                    conn.withdraw(known, key, body).await;
+                    conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
+                });
             }
             Err(UserQuestionError::aborted())
         }
