@@ -238,32 +238,38 @@ impl Asks {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
         })?;
-        let request = AskUserQuestionRequest::from_value(&value)?;
-        let agent_id = match value.get("agentId") {
-            None => None,
-            Some(Value::String(id)) => Some(id.clone()),
-            Some(_) => {
-                return Err(UserQuestionError::invalid_request(
-                    "agentId must be a string",
-                ));
+        // A known key resumes its ask whatever the questions are.
+        let checked = AskUserQuestionRequest::from_value(&value).and_then(|request| {
+            let agent_id = match value.get("agentId") {
+                None => None,
+                Some(Value::String(id)) => Some(id.clone()),
+                Some(_) => {
+                    return Err(UserQuestionError::invalid_request(
+                        "agentId must be a string",
+                    ));
+                }
+            };
+            validate::check_request(&request.questions)?;
+            Ok((request, agent_id))
+        });
+        let (request, agent_id) = match checked {
+            Ok(checked) => checked,
+            Err(error) => {
+                if let Some(Value::String(key)) = value.get("key")
+                    && let Some(record) = self.store.by_key(key).await.map_err(store_error)?
+                {
+                    return Ok(Posted {
+                        ticket: record.ticket,
+                        new: false,
+                    });
+                }
+                return Err(error);
             }
         };
         let timeout_ms = request
             .timeout
             .map(|t| t.as_millis() as u64)
             .filter(|&ms| ms > 0);
-        if let Err(error) = validate::check_request(&request.questions) {
-            // A known key resumes its ask whatever the questions are.
-            if let Some(key) = &request.key
-                && let Some(record) = self.store.by_key(key).await.map_err(store_error)?
-            {
-                return Ok(Posted {
-                    ticket: record.ticket,
-                    new: false,
-                });
-            }
-            return Err(error);
-        }
         let questions = serde_json::to_string(&request.questions)
             .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))?;
         let created = self

@@ -377,6 +377,11 @@ fn a_host_that_re_asks_with_its_key_gets_the_answer_given_while_it_was_down() {
         json!({"questions": [], "key": "tool-call-7"}).to_string(),
     );
     assert_eq!((status, value), (StatusCode::OK, json!({"ticket": ticket})));
+    let (status, value) = f.post(
+        "/api/v1/asks",
+        json!({"questions": "not a list", "key": "tool-call-7"}).to_string(),
+    );
+    assert_eq!((status, value), (StatusCode::OK, json!({"ticket": ticket})));
     // A restarted host asking with the key through RemoteProvider gets the answer at once.
     let ctx = host(&f);
     let rx = ask(
