@@ -14,8 +14,8 @@
 //! holds Python references only as `Py` values, whose drops pyo3 defers to an attached
 //! thread.
 //!
-//! A loop watches from its first ask with a deadline on (each waiting one holds a
-//! [`RelayLease`], taken and released on the loop's thread) until it is closed. A foreign thread's work with no loop
+//! A loop watches from its first waiting ask on (each waiting ask holds a [`RelayLease`],
+//! taken and released on the loop's thread) until it is closed. A foreign thread's work with no loop
 //! watching falls back to attaching (as a Python thread would), until interpreter exit
 //! begins; after that it is dropped.
 
@@ -100,7 +100,7 @@ mod relay {
         loop_ptr: usize,
         event_loop: Py<PyAny>,
         writer: UnixStream,
-        /// Asks with a deadline waiting on this loop.
+        /// Asks waiting on this loop.
         leases: usize,
     }
 
@@ -147,8 +147,8 @@ mod relay {
     /// with [`release`](RelayLease::release).
     ///
     /// A loop starts watching (one socket pair, one `add_reader`) on its first lease and
-    /// keeps watching while it lives, so that an ask with a deadline costs no system call
-    /// of its own; the queue is rung only for loops with a waiting ask. A closed loop's watch
+    /// keeps watching while it lives, so that a waiting ask costs no system call of its
+    /// own; the queue is rung only for loops with a waiting ask. A closed loop's watch
     /// is dropped when a new loop starts watching.
     pub(crate) struct RelayLease {
         loop_ptr: usize,

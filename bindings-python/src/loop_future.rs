@@ -41,8 +41,8 @@ struct Driver {
     /// The callable that polls (a `Step`); dropped when the future is done, ending the cycle
     /// driver → step → driver.
     step: Mutex<Option<Py<Step>>>,
-    /// The loop's watch for wakes from foreign threads (an ask with a deadline, §16), held
-    /// while the ask waits.
+    /// The loop's watch for wakes from foreign threads (the deadline timer, §16), held while
+    /// the ask waits.
     relay: Mutex<Option<RelayLease>>,
 }
 
@@ -171,7 +171,8 @@ impl Wake for Driver {
             Python::attach(|py| self.schedule(py));
             return;
         }
-        // A foreign thread (the deadline timer): never attach when the loop watches for it.
+        // A foreign thread (the deadline timer, a provider's own thread): never attach when
+        // the loop watches for it.
         let driver = self.clone();
         let job: Job = Box::new(move |py| driver.schedule(py));
         let watched = relock(&self.relay).is_some();
@@ -229,12 +230,11 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 /// again by the driver with its real waker before anything can have been missed (the seam's
 /// futures register the waker of their latest poll).
 ///
-/// `foreign_wakes`: the future may be woken on a foreign thread (it has a deadline), so the
-/// loop watches the foreign-thread queue while it waits (see `foreign.rs`).
+/// While it waits, the loop watches for wakes from threads Python does not know (the core's
+/// deadline timer, a provider's own threads): see `foreign.rs`.
 pub(crate) fn settle_or_drive<'py, F>(
     event_loop: Bound<'py, PyAny>,
     future: F,
-    foreign_wakes: bool,
 ) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Completion> + Send + 'static,
@@ -246,23 +246,15 @@ where
         drop(future);
         return completion(py).map(|value| value.into_bound(py));
     }
-    drive_on(event_loop, future, foreign_wakes)
+    drive_on(event_loop, future)
 }
 
 /// An asyncio future on `event_loop` (running on this thread) that completes with `future`'s
 /// outcome.
-fn drive_on(
-    event_loop: Bound<'_, PyAny>,
-    future: SeamFuture,
-    foreign_wakes: bool,
-) -> PyResult<Bound<'_, PyAny>> {
+fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<'_, PyAny>> {
     let py = event_loop.py();
     let asyncio_future = event_loop.call_method0(intern!(py, "create_future"))?;
-    let relay = if foreign_wakes {
-        RelayLease::take(&event_loop)
-    } else {
-        None
-    };
+    let relay = RelayLease::take(&event_loop);
     let driver = Arc::new(Driver {
         future: Mutex::new(Some(future)),
         scheduled: AtomicBool::new(false),

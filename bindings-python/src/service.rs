@@ -243,19 +243,14 @@ impl PyService {
         };
         self.warn_journal_error(py);
         let pending = started.map_err(|e| to_py_err(py, &e))?;
-        let foreign_wakes = pending.deadline().is_some();
         let shared = self.shared.clone();
-        settle_or_drive(
-            event_loop,
-            async move {
-                let outcome = pending.await;
-                Box::new(move |py: Python<'_>| {
-                    warn_journal(py, &shared);
-                    answer_completion(outcome)(py)
-                }) as Completion
-            },
-            foreign_wakes,
-        )
+        settle_or_drive(event_loop, async move {
+            let outcome = pending.await;
+            Box::new(move |py: Python<'_>| {
+                warn_journal(py, &shared);
+                answer_completion(outcome)(py)
+            }) as Completion
+        })
     }
 
     /// Asks for a review of `plan` (§17): one plan-review question through `ask`, mapped to
@@ -293,28 +288,22 @@ impl PyService {
         let started = request.and_then(|request| self.service().start_review(request));
         self.warn_journal_error(py);
         let pending = started.map_err(|e| to_py_err(py, &e))?;
-        let foreign_wakes = pending.ask().deadline().is_some();
         let shared = self.shared.clone();
-        settle_or_drive(
-            event_loop,
-            async move {
-                let outcome = pending.await;
-                Box::new(move |py: Python<'_>| {
-                    warn_journal(py, &shared);
-                    match outcome {
-                        Ok(review) => Ok(to_py(
-                            py,
-                            &serde_json::to_value(&review).map_err(|e| {
-                                pyo3::exceptions::PyValueError::new_err(e.to_string())
-                            })?,
-                        )?
-                        .unbind()),
-                        Err(error) => Err(to_py_err(py, &error)),
-                    }
-                }) as Completion
-            },
-            foreign_wakes,
-        )
+        settle_or_drive(event_loop, async move {
+            let outcome = pending.await;
+            Box::new(move |py: Python<'_>| {
+                warn_journal(py, &shared);
+                match outcome {
+                    Ok(review) => Ok(to_py(
+                        py,
+                        &serde_json::to_value(&review)
+                            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+                    )?
+                    .unbind()),
+                    Err(error) => Err(to_py_err(py, &error)),
+                }
+            }) as Completion
+        })
     }
 
     /// Executes the tool `ask_user_question` (§9); returns the tool result dict when it
@@ -339,9 +328,6 @@ impl PyService {
             exec.key = key_of(key)?;
             Ok(exec)
         })();
-        let foreign_wakes = exec
-            .as_ref()
-            .is_ok_and(|exec: &ToolExecution| exec.timeout.is_some());
         let service = self.service();
         let execution: std::pin::Pin<Box<dyn std::future::Future<Output = ToolResult> + Send>> =
             match exec {
@@ -357,17 +343,13 @@ impl PyService {
             };
         self.warn_journal_error(py);
         let shared = self.shared.clone();
-        settle_or_drive(
-            event_loop,
-            async move {
-                let result = execution.await;
-                Box::new(move |py: Python<'_>| {
-                    warn_journal(py, &shared);
-                    tool_completion(result)(py)
-                }) as Completion
-            },
-            foreign_wakes,
-        )
+        settle_or_drive(event_loop, async move {
+            let result = execution.await;
+            Box::new(move |py: Python<'_>| {
+                warn_journal(py, &shared);
+                tool_completion(result)(py)
+            }) as Completion
+        })
     }
 
     /// Registers the one provider of this context: a `QuestionInbox`, an `AutoResponder`, a

@@ -77,7 +77,7 @@ if hasattr(os, "register_at_fork"):
 
 def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
     """Nothing ready, scheduled, watched (beyond the loop's own self-pipe and this package's
-    reader for its deadline timer) or started on ``loop``: it can serve the next call as if
+    reader for foreign wakes) or started on ``loop``: it can serve the next call as if
     new. (Private attributes of asyncio's selector loop; a loop without them is never
     reused.)"""
     selector = getattr(loop, "_selector", None)
@@ -92,8 +92,9 @@ def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def _ours(key: Any) -> bool:
-    """Whether a selector key is the native module's reader for its deadline timer, which a
-    loop keeps from its first ask with a deadline until it closes."""
+    """Whether a selector key is the native module's reader for wakes from threads Python
+    does not know (the core's deadline timer), which a loop keeps from its first waiting ask
+    until it closes."""
     reader = key.data[0] if isinstance(key.data, tuple) and key.data else None
     return type(getattr(reader, "_callback", None)).__name__ == "_ForeignDrain"
 
