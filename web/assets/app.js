@@ -312,6 +312,9 @@ async function settleBatch(b, path, body, done) {
     removeBatch(b.p.ticket, done, 'ok');
   } else if (result.status === 409 || result.status === 404) {
     removeBatch(b.p.ticket, b.resolvedOutcome ? outcomeNotice(b.p, b.resolvedOutcome) : `No longer waiting: ${shortText(b.p)}`, 'warn');
+  } else if (b.resolvedOutcome) {
+    // Refused, and meanwhile settled elsewhere: it leaves like any other.
+    removeBatch(b.p.ticket, outcomeNotice(b.p, b.resolvedOutcome), 'warn');
   } else {
     setBusy(b, false);
     b.error.textContent = errorText(result);
