@@ -329,6 +329,9 @@ impl WebProvider {
     /// Stops the server: what waits on it settles `ASK_ABORTED` (as when its registration is
     /// disposed), open streams end, the port is released, and the server's thread has ended
     /// when this returns. Idempotent; also done when the last clone is dropped.
+    ///
+    /// It blocks while open connections finish, at most about two seconds; called on one of
+    /// the server's own threads (an asker's code woken by an answer) it does not wait.
     pub fn close(&self) {
         self.shared.close();
     }
