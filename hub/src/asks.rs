@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 use user_questions::{
@@ -32,24 +31,11 @@ fn rfc3339(ms: i64) -> String {
     user_questions::time::rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
 }
 
-/// P of §19.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Pending<'a> {
-    ticket: u64,
-    questions: &'a [AskUserQuestionItem],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agent_id: Option<&'a str>,
-    asked_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    expires_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<&'a str>,
-}
-
 /// A pending ask as this hub holds it.
 struct Live {
-    questions: Arc<[AskUserQuestionItem]>,
+    /// The questions' JSON (an array, as stored): parsed only to check an answer, so that a
+    /// hub with many pending questions starts fast and holds little per question.
+    questions: Arc<str>,
     agent_id: Option<String>,
     key: Option<String>,
     asked_at: i64,
@@ -65,21 +51,31 @@ struct Live {
 }
 
 impl Live {
+    /// P of §19: `{"ticket","questions","agentId"?,"askedAt","expiresAt"?,"key"?}`.
     fn p(&self, ticket: u64) -> String {
-        serde_json::to_string(&Pending {
-            ticket,
-            questions: &self.questions,
-            agent_id: self.agent_id.as_deref(),
-            asked_at: rfc3339(self.asked_at),
-            expires_at: self.expires_at.map(rfc3339),
-            key: self.key.as_deref(),
-        })
-        .unwrap_or_default()
+        let json = |text: &str| Value::String(text.to_owned()).to_string();
+        let mut p = String::with_capacity(self.questions.len() + 96);
+        p.push_str(&format!(
+            r#"{{"ticket":{ticket},"questions":{}"#,
+            self.questions
+        ));
+        if let Some(agent_id) = &self.agent_id {
+            p.push_str(&format!(r#","agentId":{}"#, json(agent_id)));
+        }
+        p.push_str(&format!(r#","askedAt":"{}""#, rfc3339(self.asked_at)));
+        if let Some(at) = self.expires_at {
+            p.push_str(&format!(r#","expiresAt":"{}""#, rfc3339(at)));
+        }
+        if let Some(key) = &self.key {
+            p.push_str(&format!(r#","key":{}"#, json(key)));
+        }
+        p.push('}');
+        p
     }
 
-    fn from_record(record: &AskRecord, questions: Vec<AskUserQuestionItem>) -> Live {
+    fn from_record(record: &AskRecord) -> Live {
         Live {
-            questions: questions.into(),
+            questions: record.questions.as_str().into(),
             agent_id: record.agent_id.clone(),
             key: record.key.clone(),
             asked_at: record.asked_at,
@@ -167,14 +163,7 @@ impl Asks {
             .map_or(0, |d| d.as_millis() as u64);
         let events = Events::starting_after(epoch.saturating_mul(1000));
         for record in pending {
-            let questions: Vec<AskUserQuestionItem> = serde_json::from_str(&record.questions)
-                .map_err(|e| {
-                    StoreError(format!(
-                        "ask {} has unreadable questions: {e}",
-                        record.ticket
-                    ))
-                })?;
-            let entry = Live::from_record(&record, questions);
+            let entry = Live::from_record(&record);
             events.requested(record.ticket, entry.p(record.ticket).into());
             live.insert(record.ticket, entry);
         }
@@ -293,7 +282,7 @@ impl Asks {
             Created::New(record) => record,
         };
         let ticket = record.ticket;
-        let entry = Live::from_record(&record, request.questions);
+        let entry = Live::from_record(&record);
         let p = entry.p(ticket);
         {
             let mut live = self.lock();
@@ -502,11 +491,17 @@ fn plain(status: Status) -> Settlement {
 }
 
 /// An answer body checked by §6: its normalized JSON, or `BAD_ANSWER` with the reason.
-fn parse_answer(body: &[u8], questions: &[AskUserQuestionItem]) -> Result<String> {
+fn parse_answer(body: &[u8], questions: &str) -> Result<String> {
     let bad = |e: UserQuestionError| UserQuestionError::new(ErrorCode::BadAnswer, e.message());
     let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
     let answer = user_questions::parse::parse_answer_json(text).map_err(bad)?;
-    user_questions::validate_answer(questions, &answer)?;
+    let questions: Vec<AskUserQuestionItem> = serde_json::from_str(questions).map_err(|e| {
+        UserQuestionError::new(
+            ErrorCode::Internal,
+            format!("the hub's store holds questions it cannot read: {e}"),
+        )
+    })?;
+    user_questions::validate_answer(&questions, &answer)?;
     serde_json::to_string(&answer)
         .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))
 }

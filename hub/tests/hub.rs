@@ -950,3 +950,43 @@ fn a_host_that_withdraws_and_drops_its_provider_at_once_still_withdraws_at_the_h
     let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
     assert_eq!(value, json!({"status": "withdrawn"}));
 }
+
+#[test]
+fn p_carries_agent_id_key_and_expiry_in_order() {
+    let f = fixture();
+    let mut body = ask_body("p");
+    body["agentId"] = json!("agent \"7\"");
+    body["key"] = json!("k\u{e9}y/1");
+    body["timeoutMs"] = json!(600_000);
+    let t = f.post_ask(body);
+    let (_, raw) = f.send_with(Method::GET, "/api/v1/questions", None, |r| {
+        r.bearer_auth(TOKEN)
+    });
+    let p = &raw["pending"][0];
+    assert_eq!(p["ticket"], t);
+    assert_eq!(p["agentId"], "agent \"7\"");
+    assert_eq!(p["key"], "k\u{e9}y/1");
+    let text = f.rt.block_on(async {
+        f.client
+            .get(f.url("/api/v1/questions"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    });
+    let order: Vec<usize> = [
+        "\"ticket\"",
+        "\"questions\"",
+        "\"agentId\"",
+        "\"askedAt\"",
+        "\"expiresAt\"",
+        "\"key\"",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap_or_else(|| panic!("{k} in {text}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+}
