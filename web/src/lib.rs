@@ -330,7 +330,7 @@ impl WebProvider {
     /// disposed), open streams end, the port is released, and the server's thread has ended
     /// when this returns. Idempotent; also done when the last clone is dropped.
     ///
-    /// It blocks while open connections finish, at most about two seconds; called on one of
+    /// It blocks while open connections finish (a few seconds at most); called on one of
     /// the server's own threads (an asker's code woken by an answer) it does not wait.
     pub fn close(&self) {
         self.shared.close();
