@@ -446,6 +446,7 @@ impl Asks {
     /// deletes settled asks older than the retention.
     pub(crate) async fn sweep(&self, purge: bool) {
         let now = now_ms();
+        let instant = Instant::now();
         let lease = self.config.lease;
         let (expired, lapsed): (Vec<u64>, Vec<u64>) = {
             let live = self.lock();
@@ -460,7 +461,7 @@ impl Asks {
                     e.key.is_none()
                         && e.polls == 0
                         && e.expires_at.is_none_or(|at| at > now)
-                        && e.last_poll.elapsed() >= lease
+                        && instant.saturating_duration_since(e.last_poll) >= lease
                 })
                 .map(|(t, _)| *t)
                 .collect();
