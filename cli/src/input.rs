@@ -10,6 +10,26 @@ pub fn is_stdin(file: Option<&str>) -> bool {
     matches!(file, None | Some("-"))
 }
 
+/// The bytes of FILE, or of stdin for `-` or none.
+pub fn read_bytes(file: Option<&str>, what: &str) -> Result<Vec<u8>, UserQuestionError> {
+    let mut bytes = Vec::new();
+    match file {
+        None | Some("-") => {
+            std::io::stdin().read_to_end(&mut bytes).map_err(|e| {
+                UserQuestionError::invalid_argument(format!(
+                    "cannot read the {what} from stdin: {e}"
+                ))
+            })?;
+        }
+        Some(path) => {
+            bytes = std::fs::read(path).map_err(|e| {
+                UserQuestionError::invalid_argument(format!("cannot read FILE {path:?}: {e}"))
+            })?;
+        }
+    }
+    Ok(bytes)
+}
+
 /// The whole text of FILE, or of stdin for `-` or none. A file that cannot be read is
 /// `INVALID_ARGUMENT` naming it.
 pub fn read_input(file: Option<&str>, what: &str) -> Result<String, UserQuestionError> {
@@ -53,28 +73,33 @@ pub fn read_questions(file: Option<&str>) -> Result<Vec<AskUserQuestionItem>, Us
     questions_of(&value)
 }
 
-/// Reads a request that may be followed by answer lines (stdin in a pipe): the questions and
-/// the text after the request's JSON value.
-pub fn read_questions_and_rest(
-    file: Option<&str>,
-) -> Result<(Vec<AskUserQuestionItem>, String), UserQuestionError> {
-    let text = read_input(file, "request")?;
-    let mut values = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
-    let value = match values.next() {
-        Some(value) => value.map_err(not_json)?,
-        // Only white space: the same message as the strict parser gives.
-        None => {
-            return Err(match serde_json::from_str::<serde_json::Value>(&text) {
-                Err(e) => not_json(e),
-                Ok(_) => UserQuestionError::invalid_request("request is empty"),
-            });
+/// Splits the text of `uq ask`'s request: the request as the core takes it (a bare array of
+/// questions becomes `{"questions": [...]}`), `None` when it is not JSON (the core then
+/// reports it); with `answers_follow` (a pipe) also the answer lines after the request's
+/// JSON value, which must start on a line of their own.
+pub fn split_request(
+    text: &str,
+    answers_follow: bool,
+) -> Result<(Option<serde_json::Value>, Option<String>), UserQuestionError> {
+    let wrap = |value: serde_json::Value| {
+        if value.is_array() {
+            serde_json::json!({ "questions": value })
+        } else {
+            value
         }
     };
-    let rest = text[values.byte_offset()..].to_owned();
-    Ok((questions_of(&value)?, answer_lines(&rest)?))
+    if !answers_follow {
+        return Ok((serde_json::from_str(text).ok().map(wrap), None));
+    }
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+    let Some(Ok(value)) = values.next() else {
+        return Ok((None, Some(String::new())));
+    };
+    let rest = &text[values.byte_offset()..];
+    Ok((Some(wrap(value)), Some(answer_lines(rest)?)))
 }
 
-/// The answer lines after a request or a plan: they start on the line after it.
+/// The answer lines after a request: they start on the line after it.
 fn answer_lines(rest: &str) -> Result<String, UserQuestionError> {
     match rest.split_once('\n') {
         Some((same_line, after)) if same_line.trim().is_empty() => Ok(after.to_owned()),

@@ -1,4 +1,4 @@
-//! `uq`: ask a person from a shell script (§15).
+//! `uq`: ask a person from a shell script (§15, §22).
 //!
 //! Exit status: 0 on success, otherwise the number of the error's code (§10); failures
 //! print `CODE: message` on stderr. Arguments are parsed by clap, so `--help`, the argument
@@ -7,8 +7,11 @@
 #![forbid(unsafe_code)]
 
 mod input;
+mod journal;
 
+use std::future::Future;
 use std::io::{Cursor, IsTerminal};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -20,13 +23,17 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueHint};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use user_questions::deadline::timeout_from_seconds;
 use user_questions::{
-    AbortController, AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode,
-    UserQuestionError, ask_user_question, check_request,
+    AbortController, AutoPolicy, AutoResponder, Context, ErrorCode, ProviderRegistration,
+    ReviewPlanRequest, UserQuestionError, ask_user_question, check_request,
 };
+use user_questions_hub::HubConfig;
+use user_questions_remote::RemoteProvider;
 use user_questions_terminal::TerminalProvider;
+use user_questions_web::{DEFAULT_LISTEN, WebProvider};
 
-use crate::input::{is_stdin, read_questions, read_questions_and_rest};
+use crate::input::{is_stdin, read_input, read_questions, split_request};
 
 const ABOUT: &str = "uq: ask a person from a shell script";
 
@@ -39,7 +46,9 @@ command's options.";
 const ASK_AFTER_HELP: &str = "\
 Prints the compact answer JSON on stdout, so `answer=$(uq ask req.json)` works. Exit status 0,
 or the error code's number with `CODE: message` on stderr: 8 (ASK_CANCELLED) when the person
-cancels, 1 (ASK_ABORTED) when --timeout runs out or SIGTERM/SIGHUP withdraws the question.
+cancels, 17 (ASK_TIMED_OUT) when the --timeout deadline passes (nothing is chosen), 1
+(ASK_ABORTED) when SIGTERM or SIGHUP withdraws the question. The request may carry its own
+\"timeoutMs\"; --timeout overrides it.
 
 In a terminal (stdin and stderr are a TTY, TERM is not dumb) the questions are drawn on
 stderr, one at a time:
@@ -47,8 +56,10 @@ stderr, one at a time:
   space               toggle        enter          confirm
   left, shift-tab     back          esc, ctrl-c    cancel (exit 8)
   page up/down        scroll a long detail or plan
+  t (ctrl-t in text)  more time, when there is a deadline
 The Other row takes free text as you type; Skip answers nothing (selected: []). A batch of
-several questions ends on a review screen: enter submits, a number changes an answer.
+several questions ends on a review screen: enter submits, a number changes an answer. With a
+deadline a countdown shows the time left; each `t` adds the timeout again, at most 5 minutes.
 
 Without a terminal (a pipe, or TERM=dumb) each question is printed on stderr with numbered
 options and one answer line is read from stdin:
@@ -56,9 +67,31 @@ options and one answer line is read from stdin:
   o         your own answer, typed on the next line (also in a list: 1,o)
   (empty)   skip                b            back to the previous question
   q         cancel (exit 8), as does the end of input
+  +         more time, when there is a deadline
 A question without options takes the line as its answer. When the request itself comes
 from stdin (`-`), the answer lines follow it there:
   printf '%s\\n2\\n' \"$(cat req.json)\" | uq ask -";
+
+const REVIEW_AFTER_HELP: &str = "\
+Asks the person to review the plan in FILE (text; `-` or none reads stdin) and prints the
+review JSON on stdout: {\"decision\":\"approved|revise|rejected|dismissed\",\"feedback\"?:\"…\"}.
+Exit status 0 for every decision; otherwise the error code's number with `CODE: message` on
+stderr (8 cancelled, 17 timed out, 9 an empty plan).
+
+In the terminal the plan is shown in a box with Approve, Revise and Reject. Revise asks what
+should change: type it and press enter (enter alone revises without feedback). Typing on the
+Feedback row is a revise with that feedback; Skip dismisses the plan. In line prompts, `2`
+then a line of feedback. A plan piped on stdin is reviewed on the controlling terminal.
+
+--auto answers without a person and never approves unless --approve-intents is given:
+  uq review-plan --auto recommended plan.md      # {\"decision\":\"revise\"}";
+
+const JOURNAL_AFTER_HELP: &str = "\
+Summarizes a journal written by `uq ask --journal PATH` or any context with a journal: asks
+per outcome (answered, cancelled, aborted, failed, timed_out; refused before asking; still
+pending), and the median and 95th-percentile wait from asked to settled (nearest rank, ms).
+Lines that are not journal lines are counted and reported, not fatal. --json prints
+{\"asks\":N,\"outcomes\":{…},\"pending\":N,\"waitMs\"?:{\"p50\":…,\"p95\":…},\"malformed\":N}.";
 
 const CHECK_AFTER_HELP: &str = "\
 Runs the request checks (well-formedness, at least one question, intents, duplicate ids and
@@ -84,9 +117,18 @@ enum Command {
     /// Ask a person the questions of a request (in the terminal) and print the answer JSON
     #[command(after_help = ASK_AFTER_HELP)]
     Ask(AskArgs),
+    /// Ask a person to review a plan and print the review JSON
+    #[command(after_help = REVIEW_AFTER_HELP)]
+    ReviewPlan(ReviewArgs),
     /// Check a request without asking: prints `ok`, or `CODE: message`
     #[command(after_help = CHECK_AFTER_HELP)]
     Check(FileArg),
+    /// Summarize a journal: asks per outcome, median and 95th-percentile wait
+    #[command(after_help = JOURNAL_AFTER_HELP)]
+    Journal(JournalArgs),
+    /// Serve a hub: questions from other processes, kept in a store, answered on a web page
+    #[command(after_help = SERVE_AFTER_HELP)]
+    Serve(ServeArgs),
     /// Print the definition of the model-facing tool ask_user_question
     Tool,
     /// Print a completion script for SHELL on stdout
@@ -110,15 +152,16 @@ struct FileArg {
     file: Option<String>,
 }
 
+/// How an ask is answered and recorded: shared by `ask` and `review-plan`.
 #[derive(Debug, Args)]
-struct AskArgs {
+struct AskOptions {
     /// Answer with the auto-responder instead of a person
     #[arg(long, value_name = "POLICY", value_parser = policy_parser())]
     auto: Option<AutoPolicy>,
     /// With --auto: let the responder approve intent questions (plan reviews)
     #[arg(long)]
     approve_intents: bool,
-    /// Withdraw the question after SECONDS (exit 1, ASK_ABORTED)
+    /// The deadline: SECONDS to answer (up to 2147483.647), else exit 17 (ASK_TIMED_OUT)
     #[arg(
         long,
         value_name = "SECONDS",
@@ -126,8 +169,54 @@ struct AskArgs {
         allow_negative_numbers = true
     )]
     timeout: Option<Duration>,
+    /// Append the ask to the journal at PATH (JSON Lines)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    journal: Option<PathBuf>,
+    /// Ask through the hub at URL (`uq serve`) instead of the terminal
+    #[arg(long, value_name = "URL", conflicts_with = "auto")]
+    hub: Option<String>,
+    /// With --hub: the hub's token (default: $UQ_TOKEN, or the URL's ?token=)
+    #[arg(long, value_name = "TOKEN", requires = "hub")]
+    token: Option<String>,
+    /// Ask on a web page: prints `open <url>` on stderr; answer in any browser
+    #[arg(long, conflicts_with_all = ["auto", "hub"])]
+    web: bool,
+    /// With --web: where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
+    #[arg(long, value_name = "ADDR", requires = "web")]
+    listen: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct AskArgs {
+    #[command(flatten)]
+    options: AskOptions,
+    /// With --hub: a resumable key; asking again with it resumes the same ask
+    #[arg(long, value_name = "KEY", requires = "hub")]
+    key: Option<String>,
     #[command(flatten)]
     input: FileArg,
+}
+
+#[derive(Debug, Args)]
+struct ReviewArgs {
+    #[command(flatten)]
+    options: AskOptions,
+    /// The question above the plan (default: "Approve this plan?")
+    #[arg(long, value_name = "TEXT")]
+    question: Option<String>,
+    /// The plan, as text: a file, or `-` (the default) for stdin
+    #[arg(value_name = "FILE|-", value_hint = ValueHint::FilePath)]
+    file: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct JournalArgs {
+    /// Print the summary as one JSON object
+    #[arg(long)]
+    json: bool,
+    /// The journal: a file, or `-` (the default) for stdin
+    #[arg(value_name = "FILE|-", value_hint = ValueHint::FilePath)]
+    file: Option<String>,
 }
 
 fn policy_parser() -> impl TypedValueParser<Value = AutoPolicy> {
@@ -137,13 +226,11 @@ fn policy_parser() -> impl TypedValueParser<Value = AutoPolicy> {
     })
 }
 
+/// SECONDS as §16 takes them: 0.001 to 2147483.647, rounded to whole milliseconds.
 fn parse_timeout(value: &str) -> Result<Duration, String> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| "not a number of seconds greater than 0".to_owned())
+    let bad = || "must be a number of seconds from 0.001 to 2147483.647".to_owned();
+    let seconds = value.parse::<f64>().map_err(|_| bad())?;
+    timeout_from_seconds(seconds).map_err(|_| bad())
 }
 
 fn fail(error: &UserQuestionError) -> ExitCode {
@@ -211,85 +298,210 @@ fn command_error(command: &str, message: &str) -> ExitCode {
     argument_failure(error)
 }
 
-fn ask(args: AskArgs) -> ExitCode {
-    if args.approve_intents && args.auto.is_none() {
-        return command_error("ask", "--approve-intents needs --auto POLICY");
+/// The context of one command: with the journal when one is given.
+fn context(options: &AskOptions) -> Context {
+    match &options.journal {
+        Some(path) => Context::with_journal(path),
+        None => Context::new(),
     }
-    let file = args.input.file.as_deref();
-    let from_pipe = is_stdin(file) && !std::io::stdin().is_terminal();
-    let ctx = Context::new();
-    let registration = match args.auto {
-        Some(policy) => read_questions(file).and_then(|q| {
-            let responder = AutoResponder::new(policy).approve_intents(args.approve_intents);
-            Ok((q, ctx.user_questions().register_provider(responder)?))
-        }),
-        // The request came through a pipe: the answer lines follow it there.
-        None if from_pipe => read_questions_and_rest(file).and_then(|(q, rest)| {
-            let provider =
-                TerminalProvider::with_line_prompts(Cursor::new(rest), std::io::stderr());
-            Ok((q, ctx.user_questions().register_provider(provider)?))
-        }),
-        None => read_questions(file).and_then(|q| {
-            Ok((
-                q,
-                ctx.user_questions()
-                    .register_provider(TerminalProvider::new())?,
-            ))
-        }),
-    };
-    let (questions, _registration) = match registration {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
-    let controller = AbortController::new();
-    let request = AskUserQuestionRequest::new(questions).with_signal(controller.signal());
-    if let Some(timeout) = args.timeout {
+}
+
+/// Registers the auto-responder, or `person` (the terminal), as the context's provider.
+fn register(
+    ctx: &Context,
+    options: &AskOptions,
+    person: impl FnOnce() -> TerminalProvider,
+) -> Result<ProviderRegistration, UserQuestionError> {
+    if let Some(url) = &options.hub {
+        let token = options
+            .token
+            .clone()
+            .or_else(|| std::env::var("UQ_TOKEN").ok())
+            .unwrap_or_default();
+        return ctx
+            .user_questions()
+            .register_provider(RemoteProvider::new(url, &token)?);
+    }
+    if options.web {
+        let listen = options.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let web = WebProvider::bind(listen)?;
+        eprintln!("open {}", web.url());
+        // Owned by the context: dropping it stops the server.
+        return ctx.user_questions().register_provider(web);
+    }
+    match options.auto {
+        Some(policy) => ctx
+            .user_questions()
+            .register_provider(AutoResponder::new(policy).approve_intents(options.approve_intents)),
+        None => ctx.user_questions().register_provider(person()),
+    }
+}
+
+/// Waits for an ask started with `controller`'s signal. SIGTERM and SIGHUP withdraw it
+/// (`ASK_ABORTED`) and SIGINT cancels it (`ASK_CANCELLED`), so the terminal is restored
+/// before the process ends. Disposes the context (stopping the terminal) before returning,
+/// and warns once on stderr when the journal could not be written.
+fn wait<T>(
+    ctx: Context,
+    options: &AskOptions,
+    controller: &AbortController,
+    ask: impl Future<Output = Result<T, UserQuestionError>>,
+) -> Result<T, UserQuestionError> {
+    let interrupted = Arc::new(AtomicI32::new(0));
+    if options.auto.is_none() {
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| {
+            UserQuestionError::new(
+                ErrorCode::Internal,
+                format!("cannot watch for signals: {e}"),
+            )
+        })?;
+        let interrupted = interrupted.clone();
         let controller = controller.clone();
-        // Detached: the process ends when the ask settles, whichever comes first.
         std::thread::spawn(move || {
-            std::thread::sleep(timeout);
-            controller.abort();
+            if let Some(signal) = signals.forever().next() {
+                interrupted.store(signal, Ordering::SeqCst);
+                controller.abort();
+            }
         });
     }
-    // A signal withdraws the ask, so the terminal is restored before the process ends.
-    let interrupted = Arc::new(AtomicI32::new(0));
-    if args.auto.is_none() {
-        match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
-            Ok(mut signals) => {
-                let interrupted = interrupted.clone();
-                let controller = controller.clone();
-                std::thread::spawn(move || {
-                    if let Some(signal) = signals.forever().next() {
-                        interrupted.store(signal, Ordering::SeqCst);
-                        controller.abort();
-                    }
-                });
-            }
-            Err(e) => {
-                return fail(&UserQuestionError::new(
-                    ErrorCode::Internal,
-                    format!("cannot watch for signals: {e}"),
-                ));
-            }
-        }
+    let result = futures::executor::block_on(ask);
+    if let Some(error) = ctx.user_questions().take_journal_error() {
+        eprintln!("uq: warning: the journal could not be written: {error}");
     }
-    let result = futures::executor::block_on(ctx.user_questions().ask(request));
     // Stop the terminal thread (restoring the terminal) before printing.
     drop(ctx);
     match result {
-        Ok(answer) => {
-            println!("{}", answer.to_compact_json());
-            ExitCode::SUCCESS
-        }
         // Ctrl-C where it is a signal (line prompts): the person dismissed the question.
         Err(e)
             if e.code() == ErrorCode::AskAborted
                 && interrupted.load(Ordering::SeqCst) == SIGINT =>
         {
-            fail(&UserQuestionError::cancelled())
+            Err(UserQuestionError::cancelled())
+        }
+        other => other,
+    }
+}
+
+fn ask(args: AskArgs) -> ExitCode {
+    let options = &args.options;
+    if options.approve_intents && options.auto.is_none() {
+        return command_error("ask", "--approve-intents needs --auto POLICY");
+    }
+    let file = args.input.file.as_deref();
+    // Through a pipe the answer lines follow the request there.
+    let from_pipe = options.auto.is_none()
+        && options.hub.is_none()
+        && !options.web
+        && is_stdin(file)
+        && !std::io::stdin().is_terminal();
+    let text = match read_input(file, "request") {
+        Ok(text) => text,
+        Err(e) => return fail(&e),
+    };
+    let ctx = context(options);
+    let (request, answer_lines) = match split_request(&text, from_pipe) {
+        Ok(split) => split,
+        Err(e) => return fail(&e),
+    };
+    let registration = register(&ctx, options, || match answer_lines {
+        Some(lines) => TerminalProvider::with_line_prompts(Cursor::new(lines), std::io::stderr()),
+        None => TerminalProvider::new(),
+    });
+    let _registration = match registration {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let controller = AbortController::new();
+    let service = ctx.user_questions();
+    // Started by the core from the request as given, so a malformed one is journaled too.
+    let started = match request {
+        Some(mut value) => {
+            if let Some(timeout) = options.timeout
+                && let Some(object) = value.as_object_mut()
+            {
+                object.insert("timeoutMs".into(), (timeout.as_millis() as u64).into());
+            }
+            if let (Some(key), Some(object)) = (&args.key, value.as_object_mut()) {
+                object.insert("key".into(), key.clone().into());
+            }
+            service.start_value(&value, None, Some(controller.signal()))
+        }
+        None => service.start_json(&text, None, Some(controller.signal())),
+    };
+    let pending = match started {
+        Ok(pending) => pending,
+        Err(e) => return fail(&e),
+    };
+    match wait(ctx, options, &controller, pending) {
+        Ok(answer) => {
+            println!("{}", answer.to_compact_json());
+            ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
     }
+}
+
+fn review_plan(args: ReviewArgs) -> ExitCode {
+    let options = &args.options;
+    if options.approve_intents && options.auto.is_none() {
+        return command_error("review-plan", "--approve-intents needs --auto POLICY");
+    }
+    let file = args.file.as_deref();
+    let plan = match read_input(file, "plan") {
+        Ok(plan) => plan,
+        Err(e) => return fail(&e),
+    };
+    let ctx = context(options);
+    // A plan piped on stdin leaves no stdin for answers: the keys come from the controlling
+    // terminal, and without one the line prompts read nothing (cancelled).
+    let piped = is_stdin(file) && !std::io::stdin().is_terminal();
+    let registration = register(&ctx, options, || {
+        if piped {
+            TerminalProvider::on_controlling_terminal().unwrap_or_else(|| {
+                TerminalProvider::with_line_prompts(Cursor::new(""), std::io::stderr())
+            })
+        } else {
+            TerminalProvider::new()
+        }
+    });
+    let _registration = match registration {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let controller = AbortController::new();
+    let mut request = ReviewPlanRequest::new(plan).with_signal(controller.signal());
+    if let Some(question) = args.question {
+        request = request.with_question(question);
+    }
+    if let Some(timeout) = options.timeout {
+        request = request.with_timeout(timeout);
+    }
+    let pending = match ctx.user_questions().start_review(request) {
+        Ok(pending) => pending,
+        Err(e) => return fail(&e),
+    };
+    match wait(ctx, options, &controller, pending) {
+        Ok(review) => {
+            println!("{}", review.to_json());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn journal(args: JournalArgs) -> ExitCode {
+    let file = args.file.as_deref();
+    let bytes = match input::read_bytes(file, "journal") {
+        Ok(bytes) => bytes,
+        Err(e) => return fail(&e),
+    };
+    let summary = journal::Summary::of(&bytes);
+    if args.json {
+        println!("{}", summary.to_json());
+    } else {
+        print!("{}", summary.to_text(file.unwrap_or("-")));
+    }
+    ExitCode::SUCCESS
 }
 
 fn check(args: FileArg) -> ExitCode {
@@ -299,6 +511,51 @@ fn check(args: FileArg) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
+    }
+}
+
+const SERVE_AFTER_HELP: &str = "\
+Prints `open <url>` on stderr; open it to answer. Askers post to the same address
+(`uq ask --hub URL`, RemoteProvider). Stops on SIGTERM or SIGINT.
+Examples:
+  uq serve --store sqlite:/var/lib/uq/questions.db --listen 127.0.0.1:8700
+  uq serve --on-question 'curl -s -d @- https://ntfy.sh/my-questions'";
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// The store: sqlite:PATH (default sqlite:user-questions.db)
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// The token (default: 32 random bytes, base64url)
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// Run CMD (sh -c) with the new question's JSON on stdin, once per new ask
+    #[arg(long, value_name = "CMD")]
+    on_question: Option<String>,
+    /// How long settled asks are kept, e.g. 7d (the default), 12h
+    #[arg(long, value_name = "DUR", value_parser = user_questions_hub::parse_duration)]
+    retain: Option<Duration>,
+    /// How long a keyless ask waits for its asker to poll again, e.g. 60s (the default)
+    #[arg(long, value_name = "DUR", value_parser = user_questions_hub::parse_duration)]
+    lease: Option<Duration>,
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    let defaults = HubConfig::default();
+    let config = HubConfig {
+        listen: args.listen.unwrap_or(defaults.listen),
+        store: args.store.unwrap_or(defaults.store),
+        token: args.token,
+        on_question: args.on_question,
+        retain: args.retain.unwrap_or(defaults.retain),
+        lease: args.lease.unwrap_or(defaults.lease),
+    };
+    match user_questions_hub::serve(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&UserQuestionError::invalid_argument(e.to_string())),
     }
 }
 
@@ -319,7 +576,10 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Ask(args) => ask(args),
+        Command::ReviewPlan(args) => review_plan(args),
         Command::Check(args) => check(args),
+        Command::Journal(args) => journal(args),
+        Command::Serve(args) => serve(args),
         Command::Tool => tool(),
         Command::Completions { shell } => completions(shell),
     }

@@ -103,6 +103,8 @@ fn help_on_each_command() {
         (&["check", "--help"][..], "Usage: uq check"),
         (&["tool", "--help"][..], "Usage: uq tool"),
         (&["completions", "--help"][..], "Usage: uq completions"),
+        (&["review-plan", "--help"][..], "Usage: uq review-plan"),
+        (&["journal", "--help"][..], "Usage: uq journal"),
     ] {
         let run = uq(args, "");
         assert_eq!(run.code, 0, "{args:?}");
@@ -111,7 +113,14 @@ fn help_on_each_command() {
     }
     // The top-level help lists every command.
     let run = uq(&["--help"], "");
-    for command in ["ask", "check", "tool", "completions"] {
+    for command in [
+        "ask",
+        "review-plan",
+        "check",
+        "journal",
+        "tool",
+        "completions",
+    ] {
         assert!(
             run.stdout.contains(&format!("\n  {command} ")),
             "{command}: {}",
@@ -157,6 +166,8 @@ fn completions_for_each_shell() {
         // Every command and the ask options are completed.
         for word in [
             "ask",
+            "review-plan",
+            "journal",
             "check",
             "tool",
             "auto",
@@ -226,6 +237,28 @@ fn bad_arguments_name_the_argument() {
             "FILE \"/no/such/request.json\"",
         ),
         (vec!["tool", "extra"], "'extra'"),
+        (
+            vec!["ask", "--timeout", "2147484", &confirm],
+            "must be a number of seconds from 0.001 to 2147483.647",
+        ),
+        (
+            vec!["ask", "--timeout", "0.0004", &confirm],
+            "invalid value '0.0004' for '--timeout <SECONDS>'",
+        ),
+        (vec!["review-plan", "--auto", "yes"], "'yes'"),
+        (
+            vec!["review-plan", "--approve-intents", "plan.md"],
+            "--approve-intents needs --auto POLICY",
+        ),
+        (
+            vec!["review-plan", "/no/such/plan.md"],
+            "FILE \"/no/such/plan.md\"",
+        ),
+        (vec!["journal", "--csv"], "'--csv'"),
+        (
+            vec!["journal", "/no/such/journal.jsonl"],
+            "FILE \"/no/such/journal.jsonl\"",
+        ),
     ];
     for (args, named) in cases {
         let run = uq(&args, "");
@@ -506,29 +539,95 @@ fn ask_in_a_pipe_cancels_on_q_and_at_end_of_input() {
     );
 }
 
-#[test]
-fn ask_timeout_withdraws_a_waiting_line_prompt() {
-    // stdin stays open and silent: only the timeout can end the ask.
-    let started = Instant::now();
+/// Runs `uq args` with `stdin` written to its input, which then stays open (silent) until
+/// the process ends: only a deadline or a signal can end a waiting ask.
+fn uq_open(args: &[&str], stdin: &str) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_uq"))
-        .args(["ask", "--timeout", "0.3", &example("confirm")])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdin = child.stdin.take();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
     let run = finish(child.wait_with_output().unwrap());
-    drop(stdin);
+    drop(input);
+    run
+}
+
+#[test]
+fn ask_timeout_is_a_deadline_that_decides_nothing() {
+    let started = Instant::now();
+    let run = uq_open(&["ask", "--timeout", "0.3", &example("confirm")], "");
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_fails(
         &run,
-        ErrorCode::AskAborted,
-        Some("ask_user_question was aborted before the user answered"),
+        ErrorCode::AskTimedOut,
+        Some("the user did not answer ask_user_question within 300 ms"),
+    );
+    assert_eq!(run.code, 17);
+    assert!(
+        run.stderr.contains("⏱ 0:01 left; + for more time.\n> "),
+        "the prompt shows the time left: {}",
+        run.stderr
     );
     assert!(
         run.stderr
-            .contains("-- withdrawn: Confirm (the asker no longer needs an answer)"),
+            .contains("-- time is up: Confirm (no answer within 300 ms; nothing was chosen)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_request_may_carry_its_own_deadline() {
+    let request = r#"{"questions":[{"id":"a","question":"A?"}],"timeoutMs":250}"#;
+    let dir = temp_dir("own-deadline");
+    let file = dir.join("req.json");
+    std::fs::write(&file, request).unwrap();
+    let run = uq_open(&["ask", file.to_str().unwrap()], "");
+    assert_fails(
+        &run,
+        ErrorCode::AskTimedOut,
+        Some("the user did not answer ask_user_question within 250 ms"),
+    );
+    // --timeout overrides it.
+    let run = uq_open(&["ask", "--timeout", "0.1", file.to_str().unwrap()], "");
+    assert_fails(
+        &run,
+        ErrorCode::AskTimedOut,
+        Some("the user did not answer ask_user_question within 100 ms"),
+    );
+    // A bad timeoutMs is a malformed request.
+    let run = uq(
+        &["ask", "-"],
+        r#"{"questions":[{"id":"a","question":"A?"}],"timeoutMs":0}"#,
+    );
+    assert_fails(
+        &run,
+        ErrorCode::InvalidRequest,
+        Some("timeoutMs must be an integer from 1 to 2147483647"),
+    );
+}
+
+#[test]
+fn plus_at_a_line_prompt_gives_more_time() {
+    let confirm = example("confirm");
+    let run = uq(&["ask", "--timeout", "60", &confirm], "+\n+\n2\n");
+    assert_answer(
+        &run,
+        &read(&confirm),
+        r#"{"answers":[{"id":"deploy","selected":["Wait"]}]}"#,
+    );
+    // Each `+` adds the timeout (60 s) to what is left: 2 and then 3 minutes.
+    assert!(
+        run.stderr.contains("-- more time: +1:00; 2:00 left\n> "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("-- more time: +1:00; 3:00 left\n> "),
         "{}",
         run.stderr
     );
@@ -606,6 +705,22 @@ fn every_exit_status_is_the_code_number() {
         (uq(&["ask", &confirm], "q\n"), ErrorCode::AskCancelled, 8),
         (uq(&["check"], "nope"), ErrorCode::InvalidRequest, 9),
         (uq(&["nope"], ""), ErrorCode::InvalidArgument, 15),
+        (
+            uq_open(&["ask", "--timeout", "0.1", &confirm], ""),
+            ErrorCode::AskTimedOut,
+            17,
+        ),
+        (
+            uq(&["review-plan", "--auto", "first", "-"], "1. a step"),
+            ErrorCode::Ok,
+            0,
+        ),
+        (
+            uq(&["review-plan", "-"], " \n"),
+            ErrorCode::InvalidRequest,
+            9,
+        ),
+        (uq(&["journal", "-"], "junk\n"), ErrorCode::Ok, 0),
     ];
     for (run, code, number) in cases {
         assert_eq!(code.as_number(), u32::from(number));
@@ -615,4 +730,222 @@ fn every_exit_status_is_the_code_number() {
             assert_fails(&run, code, None);
         }
     }
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("uq-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn plan() -> String {
+    format!("{}/../examples/plan.md", env!("CARGO_MANIFEST_DIR"))
+}
+
+// --- uq review-plan ---------------------------------------------------------------------------
+
+#[test]
+fn review_plan_auto_never_approves_unless_told() {
+    let plan = plan();
+    for (args, review) in [
+        (vec!["--auto", "recommended"], r#"{"decision":"revise"}"#),
+        (vec!["--auto", "first"], r#"{"decision":"revise"}"#),
+        (vec!["--auto", "skip"], r#"{"decision":"dismissed"}"#),
+        (
+            vec!["--auto", "first", "--approve-intents"],
+            r#"{"decision":"approved"}"#,
+        ),
+    ] {
+        let mut all = vec!["review-plan"];
+        all.extend(&args);
+        all.push(&plan);
+        let run = uq(&all, "");
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, format!("{review}\n"), "{args:?}");
+    }
+    // The plan from stdin.
+    let run = uq(&["review-plan", "--auto", "skip"], "1. one step\n");
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "{\"decision\":\"dismissed\"}\n")
+    );
+}
+
+#[test]
+fn review_plan_in_a_pipe_maps_each_answer_to_a_decision() {
+    let plan = plan();
+    for (lines, review) in [
+        ("1\n", r#"{"decision":"approved"}"#),
+        (
+            "2\nsplit step 3 in two\n",
+            r#"{"decision":"revise","feedback":"split step 3 in two"}"#,
+        ),
+        ("2\n\n", r#"{"decision":"revise"}"#),
+        ("3\n", r#"{"decision":"rejected"}"#),
+        ("\n", r#"{"decision":"dismissed"}"#),
+        (
+            "o\nkeep the JSON reader\n",
+            r#"{"decision":"revise","feedback":"keep the JSON reader"}"#,
+        ),
+    ] {
+        let run = uq(&["review-plan", &plan], lines);
+        assert_eq!(run.code, 0, "{lines:?}: {}", run.stderr);
+        assert_eq!(run.stdout, format!("{review}\n"), "{lines:?}");
+    }
+    let run = uq(&["review-plan", "--question", "Ship it?", &plan], "1\n");
+    assert!(
+        run.stderr.contains("[1/1] Plan (plan review)\nShip it?\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("  | # Plan: move sessions to SQLite\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "  1) Approve [approves the plan] - Start carrying out the plan.\n  2) Revise - Keep planning, with my feedback.\n  3) Reject - Drop this plan.\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_fails(
+        &uq(&["review-plan", &plan], "q\n"),
+        ErrorCode::AskCancelled,
+        Some("the user cancelled ask_user_question"),
+    );
+}
+
+#[test]
+fn review_plan_failures_are_code_and_message() {
+    assert_fails(
+        &uq(&["review-plan", "--auto", "first", "-"], "  \n\t\n"),
+        ErrorCode::InvalidRequest,
+        Some("review_plan requires a plan"),
+    );
+    let run = uq_open(&["review-plan", "--timeout", "0.2", &plan()], "");
+    assert_fails(
+        &run,
+        ErrorCode::AskTimedOut,
+        Some("the user did not answer ask_user_question within 200 ms"),
+    );
+    // A plan piped in without a terminal to answer on: nothing can answer, so it is cancelled.
+    assert_fails(
+        &uq(&["review-plan", "-"], "1. a step\n"),
+        ErrorCode::AskCancelled,
+        None,
+    );
+}
+
+// --- uq ask --journal, uq journal ------------------------------------------------------------
+
+#[test]
+fn the_journal_records_every_ask_and_summarizes() {
+    let dir = temp_dir("journal");
+    let journal = dir.join("asks.jsonl");
+    let j = journal.to_str().unwrap();
+    let confirm = example("confirm");
+    assert_eq!(
+        uq(&["ask", "--journal", j, "--auto", "first", &confirm], "").code,
+        0
+    );
+    assert_eq!(uq(&["ask", "--journal", j, &confirm], "2\n").code, 0);
+    assert_eq!(uq(&["ask", "--journal", j, &confirm], "q\n").code, 8);
+    assert_eq!(
+        uq(&["ask", "--journal", j, "-"], r#"{"questions":[]}"#).code,
+        2
+    );
+    assert_eq!(uq(&["ask", "--journal", j, "-"], "{not json").code, 9);
+    assert_eq!(
+        uq_open(&["ask", "--journal", j, "--timeout", "0.1", &confirm], "").code,
+        17
+    );
+    assert_eq!(
+        uq(
+            &["review-plan", "--journal", j, "--auto", "first", &plan()],
+            ""
+        )
+        .code,
+        0
+    );
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"], "asked");
+    assert_eq!(lines[1]["event"], "settled");
+    assert_eq!(lines[1]["outcome"], "answered");
+    let timed_out = lines
+        .iter()
+        .find(|l| l["outcome"] == "timed_out")
+        .expect("a timed_out line");
+    assert_eq!(timed_out["code"], "ASK_TIMED_OUT");
+    let asked_with_deadline = lines
+        .iter()
+        .find(|l| l["timeoutMs"] == 100)
+        .expect("the deadline is journaled");
+    assert_eq!(asked_with_deadline["event"], "asked");
+
+    let run = uq(&["journal", "--json", j], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["asks"], 7);
+    assert_eq!(
+        summary["outcomes"],
+        serde_json::json!({"answered":3,"cancelled":1,"aborted":0,"failed":0,"timed_out":1,"refused":2})
+    );
+    assert_eq!(summary["pending"], 0);
+    assert_eq!(summary["malformed"], 0);
+    let p50 = summary["waitMs"]["p50"].as_u64().unwrap();
+    let p95 = summary["waitMs"]["p95"].as_u64().unwrap();
+    assert!(p50 <= p95, "{summary}");
+
+    // A half-written line is reported, not fatal; stdin works too.
+    let run = uq(&["journal", "-"], &format!("{text}{{\"at\":\"2026-"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("-: 7 asks\n  answered   3\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  refused    2\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("wait: median "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "1 malformed line skipped (line {})",
+            lines.len() + 1
+        )),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_journal_that_cannot_be_written_never_fails_the_ask() {
+    let run = uq(
+        &[
+            "ask",
+            "--journal",
+            "/no/such/dir/asks.jsonl",
+            "--auto",
+            "first",
+            &example("confirm"),
+        ],
+        "",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "{\"answers\":[{\"id\":\"deploy\",\"selected\":[\"Deploy (Recommended)\"]}]}\n"
+    );
+    assert!(
+        run.stderr
+            .starts_with("uq: warning: the journal could not be written: "),
+        "warned once: {}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }

@@ -293,6 +293,8 @@ fn a_long_plan_scrolls_on_a_small_terminal() {
     t.send(keys::PAGE_DOWN);
     t.wait_for("Risk: the backfill");
     t.send("2");
+    t.wait_for("Revise, with feedback:");
+    t.send(keys::ENTER);
     let done = t.finish();
     assert_eq!(
         answered(&done, &request),
@@ -301,24 +303,91 @@ fn a_long_plan_scrolls_on_a_small_terminal() {
 }
 
 #[test]
-fn a_withdrawn_ask_leaves_the_screen_with_a_notice() {
+fn a_deadline_shows_a_countdown_and_its_expiry_leaves_the_screen_with_exit_17() {
     let mut t = start(&["ask", "--timeout", "0.8", &example("confirm")]);
-    t.wait_for("esc cancel");
+    let screen = t.wait_for("left · t more time");
+    assert!(screen.contains(" ⏱ 0:01 left · t more time"), "{screen}");
     let done = t.finish();
     assert!(done.restored, "{}", done.restore_report);
-    assert_eq!(done.code(), 1, "{}", done.screen);
+    assert_eq!(done.code(), 17, "{}", done.screen);
     assert_eq!(done.stdout, "");
     assert!(
         done.screen
-            .contains("⊘ Withdrawn: Confirm (the asker no longer needs an answer)"),
+            .contains("⏱ Time is up: Confirm (no answer within 800 ms; nothing was chosen)"),
         "{}",
         done.screen
     );
     assert!(
         done.screen
-            .contains("ASK_ABORTED: ask_user_question was aborted before the user answered"),
+            .contains("ASK_TIMED_OUT: the user did not answer ask_user_question within 800 ms"),
         "{}",
         done.screen
+    );
+}
+
+/// The seconds of the countdown on screen (`⏱ m:ss left`).
+fn seconds_shown(screen: &str) -> Option<u64> {
+    let at = screen.find("⏱ ")? + "⏱ ".len();
+    let clock = screen[at..].split(' ').next()?;
+    let (m, s) = clock.split_once(':')?;
+    Some(m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?)
+}
+
+#[test]
+fn the_countdown_ticks_down_every_second() {
+    let mut t = start(&["ask", "--timeout", "100", &example("confirm")]);
+    let first = seconds_shown(&t.wait_for("left · t more time")).unwrap();
+    assert!(first <= 100, "{first}");
+    let later = t.wait_until("the countdown moves", |s| {
+        seconds_shown(s).is_some_and(|n| n < first)
+    });
+    assert!(seconds_shown(&later).unwrap() < first);
+    t.send(keys::ESC);
+    assert_eq!(t.finish().code(), 8);
+}
+
+#[test]
+fn t_gives_more_time_and_the_ask_outlives_its_first_deadline() {
+    let request = example("confirm");
+    // One second to answer; each `t` adds one more.
+    let mut t = start(&["ask", "--timeout", "1", &request]);
+    let screen = t.wait_for("left · t more time");
+    assert!(seconds_shown(&screen).unwrap() <= 1, "{screen}");
+    t.send("tttttttttt");
+    let screen = t.wait_until("the time left went up", |s| {
+        seconds_shown(s).is_some_and(|n| n >= 5)
+    });
+    assert!(screen.contains("More time: +1 s"), "{screen}");
+    // 0:09 or less means the first deadline (at most 1 s after the start, and so before the
+    // first `t`) has passed: without the extension the ask would have timed out.
+    t.wait_until("the first deadline passed", |s| {
+        seconds_shown(s).is_some_and(|n| n <= 9)
+    });
+    t.send("2");
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":["Wait"]}]}"#
+    );
+}
+
+#[test]
+fn ctrl_t_gives_more_time_while_typing() {
+    let request = example("confirm");
+    let mut t = start(&["ask", "--timeout", "30", &request]);
+    t.wait_for("left · t more time");
+    t.send("3");
+    let screen = t.wait_for("left · ctrl-t more time");
+    let before = seconds_shown(&screen).unwrap();
+    t.send("tea\x14");
+    let screen = t.wait_for("More time: +30 s");
+    assert!(seconds_shown(&screen).unwrap() > before, "{screen}");
+    assert!(screen.contains("Other: tea"), "t is text here: {screen}");
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(
+        answered(&done, &request),
+        r#"{"answers":[{"id":"deploy","selected":[],"custom":"tea"}]}"#
     );
 }
 
@@ -384,5 +453,160 @@ fn term_dumb_falls_back_to_line_prompts_on_a_tty() {
     assert_eq!(
         answered(&done, &request),
         r#"{"answers":[{"id":"deploy","selected":["Wait"]}]}"#
+    );
+}
+
+// --- uq review-plan ---------------------------------------------------------------------------
+
+fn plan() -> String {
+    format!("{}/../examples/plan.md", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `uq review-plan` on a terminal through `keys`, returning the finished run (restored,
+/// exit 0, one review JSON line on stdout).
+fn review(keys_in_order: &[(&str, &str)]) -> Finished {
+    let mut t = start(&["review-plan", &plan()]);
+    t.wait_for("esc cancel");
+    for (wait, send) in keys_in_order {
+        if !wait.is_empty() {
+            t.wait_for(wait);
+        }
+        t.send(send);
+    }
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 0, "{}", done.screen);
+    done
+}
+
+#[test]
+fn review_plan_shows_the_plan_in_a_box_with_the_three_decisions() {
+    let mut t = start(&["review-plan", &plan()]);
+    let screen = t.wait_for("esc cancel");
+    println!("--- uq review-plan examples/plan.md on an 80x30 terminal ---\n{screen}\n---");
+    assert!(screen.contains(" Plan  plan review"), "{screen}");
+    assert!(screen.contains(" Approve this plan?"), "{screen}");
+    assert!(screen.contains(" ╭─ Plan"), "{screen}");
+    assert!(
+        screen.contains(" │ Plan: move sessions to SQLite"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" │ Tests: store unit tests, a migration test, an end-to-end login test."),
+        "the whole plan fits: {screen}"
+    );
+    for row in [
+        "› 1. ✔ Approve  approves the plan",
+        "Start carrying out the plan.",
+        "2. Revise",
+        "Keep planning, with my feedback.",
+        "3. Reject",
+        "Drop this plan.",
+        "4. Feedback  type what should change (revise)",
+        "5. Skip  answer nothing",
+    ] {
+        assert!(screen.contains(row), "{row:?} in:\n{screen}");
+    }
+    assert!(
+        !screen.contains("PgUp/PgDn"),
+        "no scrolling at 80x30: {screen}"
+    );
+    t.send(keys::ENTER);
+    let done = t.finish();
+    assert_eq!(done.stdout, "{\"decision\":\"approved\"}\n");
+    assert!(done.screen.contains("✔ Plan: Approve"), "{}", done.screen);
+}
+
+#[test]
+fn review_plan_revise_asks_for_feedback() {
+    let done = review(&[
+        ("", "2"),
+        ("Revise, with feedback:", "keep the JSON reader"),
+        ("Revise, with feedback: keep the JSON reader", keys::ENTER),
+    ]);
+    assert_eq!(
+        done.stdout,
+        "{\"decision\":\"revise\",\"feedback\":\"keep the JSON reader\"}\n"
+    );
+    // Enter alone revises without feedback.
+    let done = review(&[
+        ("", keys::DOWN),
+        ("› 2. Revise", keys::ENTER),
+        ("Revise, with feedback:", keys::ENTER),
+    ]);
+    assert_eq!(done.stdout, "{\"decision\":\"revise\"}\n");
+}
+
+#[test]
+fn review_plan_reject_skip_and_cancel() {
+    assert_eq!(review(&[("", "3")]).stdout, "{\"decision\":\"rejected\"}\n");
+    assert_eq!(
+        review(&[("", "5")]).stdout,
+        "{\"decision\":\"dismissed\"}\n"
+    );
+    // Typing on the Feedback row is a revise with that feedback.
+    assert_eq!(
+        review(&[
+            ("", "4"),
+            ("› 4. Feedback:", "fewer steps"),
+            ("Feedback: fewer steps", keys::ENTER)
+        ])
+        .stdout,
+        "{\"decision\":\"revise\",\"feedback\":\"fewer steps\"}\n"
+    );
+    let mut t = start(&["review-plan", &plan()]);
+    t.wait_for("esc cancel");
+    t.send(keys::ESC);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 8);
+    assert_eq!(done.stdout, "");
+}
+
+#[test]
+fn review_plan_auto_on_a_terminal_asks_nobody() {
+    let t = start(&["review-plan", "--auto", "recommended", &plan()]);
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 0);
+    assert_eq!(done.stdout, "{\"decision\":\"revise\"}\n");
+    assert!(
+        !done.screen.contains("Approve"),
+        "nothing drawn: {}",
+        done.screen
+    );
+}
+
+#[test]
+fn a_plan_piped_in_is_reviewed_on_the_controlling_terminal() {
+    let mut command = Command::new("sh");
+    command.args([
+        "-c",
+        "exec \"$0\" review-plan - < \"$1\"",
+        env!("CARGO_BIN_EXE_uq"),
+        &plan(),
+    ]);
+    let mut t = Pty::spawn(command, 80, 30);
+    t.wait_for("esc cancel");
+    t.send("3");
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 0, "{}", done.screen);
+    assert_eq!(done.stdout, "{\"decision\":\"rejected\"}\n");
+}
+
+#[test]
+fn review_plan_with_a_deadline_counts_down_and_times_out() {
+    let mut t = start(&["review-plan", "--timeout", "0.6", &plan()]);
+    let screen = t.wait_for("left · t more time");
+    assert!(screen.contains("⏱ 0:01 left"), "{screen}");
+    let done = t.finish();
+    assert!(done.restored, "{}", done.restore_report);
+    assert_eq!(done.code(), 17);
+    assert_eq!(done.stdout, "");
+    assert!(
+        done.screen.contains("⏱ Time is up: Plan"),
+        "{}",
+        done.screen
     );
 }

@@ -36,6 +36,8 @@ pub(crate) enum Key {
     ClearText,
     PageUp,
     PageDown,
+    /// Ask for more time (ctrl-t anywhere; `t` where it is not typed into a text field).
+    MoreTime,
     /// A printable character, including space and digits.
     Char(char),
 }
@@ -47,7 +49,12 @@ pub(crate) enum Step {
     Redraw,
     /// Every question is answered and the user submitted.
     Submit(AskUserQuestionAnswer),
+    /// The user asked for more time (the ask's deadline, if it has one, moves).
+    MoreTime,
 }
+
+/// The label that asks for changes in a plan review (§17); choosing it asks for feedback.
+pub(crate) const REVISE: &str = "Revise";
 
 /// The display order of a question's rows, and whether it is a plan review.
 #[derive(Clone, Debug)]
@@ -113,6 +120,9 @@ pub(crate) struct QuestionState {
     pub answered: Option<AskUserQuestionAnswerItem>,
     /// How many lines of the detail are scrolled away.
     pub detail_scroll: usize,
+    /// In a plan review, the Revise option chosen: its feedback is being typed on the Other
+    /// row (enter with no text revises without feedback).
+    pub feedback_for: Option<usize>,
 }
 
 impl QuestionState {
@@ -124,6 +134,7 @@ impl QuestionState {
             text: String::new(),
             answered: None,
             detail_scroll: 0,
+            feedback_for: None,
         }
     }
 
@@ -136,6 +147,16 @@ impl QuestionState {
     pub fn editing(&self) -> bool {
         self.current_entry() == Entry::Other
     }
+
+    /// Whether this question is a plan review (its approve option is known).
+    pub fn plan_review(&self) -> bool {
+        self.layout.approve.is_some()
+    }
+}
+
+/// Whether `label` is a plan review's Revise option (with or without ` (Recommended)`).
+pub(crate) fn is_revise(label: &str) -> bool {
+    split_recommended(label).0 == REVISE
 }
 
 /// A batch of questions being answered, one at a time, with a review before submitting when
@@ -148,6 +169,8 @@ pub(crate) struct Batch {
     pub current: usize,
     /// A one-line notice for the user (cleared by the next key).
     pub notice: Option<String>,
+    /// The time left before the ask's deadline, in whole seconds rounded up, when it has one.
+    pub time_left: Option<u64>,
 }
 
 impl Batch {
@@ -159,6 +182,7 @@ impl Batch {
             states,
             current: 0,
             notice: None,
+            time_left: None,
         }
     }
 
@@ -186,6 +210,9 @@ impl Batch {
     /// Applies a key. Esc and ctrl-c (cancel) are handled by the caller.
     pub fn handle(&mut self, key: Key) -> Option<Step> {
         self.notice = None;
+        if key == Key::MoreTime {
+            return Some(Step::MoreTime);
+        }
         if self.reviewing() {
             return self.handle_review(key);
         }
@@ -195,7 +222,11 @@ impl Batch {
         let state = &mut self.states[i];
         let rows = state.layout.entries.len();
         let editing = state.editing();
+        if matches!(key, Key::Up | Key::Down | Key::Home | Key::End) {
+            state.feedback_for = None;
+        }
         match key {
+            Key::MoreTime => return Some(Step::MoreTime),
             Key::Up => state.cursor = (state.cursor + rows - 1) % rows,
             Key::Down => state.cursor = (state.cursor + 1) % rows,
             Key::Home => state.cursor = 0,
@@ -214,6 +245,7 @@ impl Batch {
                 }
             }
             Key::Backspace | Key::ClearText => {}
+            Key::Char('t') => return Some(Step::MoreTime),
             Key::Char('k') => state.cursor = (state.cursor + rows - 1) % rows,
             Key::Char('j') => state.cursor = (state.cursor + 1) % rows,
             Key::Char('h') => return self.back(),
@@ -261,6 +293,30 @@ impl Batch {
         let options = question.option_list();
         let id = question.id.clone();
         let item = match state.current_entry() {
+            // A plan review's Revise asks for feedback first, on the Other row.
+            Entry::Option(o)
+                if state.plan_review()
+                    && !question.is_multi_select()
+                    && is_revise(&options[o].label)
+                    && state.feedback_for.is_none() =>
+            {
+                state.feedback_for = Some(o);
+                state.cursor = state
+                    .layout
+                    .entries
+                    .iter()
+                    .position(|e| *e == Entry::Other)
+                    .unwrap_or(state.cursor);
+                return Some(Step::Redraw);
+            }
+            Entry::Other if state.feedback_for.is_some() && custom_text(&state.text).is_none() => {
+                let o = state.feedback_for.unwrap_or_default();
+                AskUserQuestionAnswerItem {
+                    id,
+                    selected: vec![options[o].label.clone()],
+                    custom: None,
+                }
+            }
             Entry::Skip => {
                 state.checked.iter_mut().for_each(|c| *c = false);
                 state.text.clear();
@@ -318,6 +374,7 @@ impl Batch {
         let n = self.questions.len();
         match key {
             Key::Enter => return Some(Step::Submit(self.answer())),
+            Key::Char('t') => return Some(Step::MoreTime),
             Key::Back | Key::Backspace | Key::Char('h') => self.current = n - 1,
             Key::Char(c) => match c.to_digit(10).map(|d| d as usize) {
                 Some(d) if (1..=n).contains(&d) => self.current = d - 1,
@@ -546,6 +603,69 @@ mod tests {
         let layout = Layout::of(&q);
         assert_eq!(layout.approve, None);
         assert_eq!(layout.entries[0], Entry::Option(0));
+    }
+
+    fn review_question() -> AskUserQuestionItem {
+        let mut q = question("plan", &["Approve", "Revise", "Reject"], false);
+        q.detail = Some("the plan".into());
+        q.intent = Some(AskUserQuestionIntent {
+            kind: "plan-review".into(),
+            approve: "Approve".into(),
+        });
+        q
+    }
+
+    #[test]
+    fn plan_review_revise_asks_for_feedback() {
+        // Revise, then feedback text: free text (a `revise` review with that feedback).
+        let mut b = batch(vec![review_question()]);
+        assert_eq!(b.handle(Key::Char('2')), Some(Step::Redraw));
+        assert_eq!(b.states[0].feedback_for, Some(1));
+        assert!(b.states[0].editing(), "the cursor is on the feedback row");
+        let mut k = type_text("split step 2");
+        k.push(Key::Enter);
+        let a = keys(&mut b, &k).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"plan","selected":[],"custom":"split step 2"}]}"#
+        );
+        // Revise, then enter alone: Revise without feedback.
+        let mut b = batch(vec![review_question()]);
+        let a = keys(&mut b, &[Key::Down, Key::Enter, Key::Enter]).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"plan","selected":["Revise"]}]}"#
+        );
+        // Moving away leaves the feedback; Reject then answers at once.
+        let mut b = batch(vec![review_question()]);
+        b.handle(Key::Char('2'));
+        b.handle(Key::Up);
+        assert_eq!(b.states[0].feedback_for, None);
+        let a = keys(&mut b, &[Key::Enter]).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"plan","selected":["Reject"]}]}"#
+        );
+        // Outside a plan review, an option named Revise is an ordinary option.
+        let mut b = batch(vec![question("q", &["Keep", "Revise"], false)]);
+        let a = keys(&mut b, &[Key::Char('2')]).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"q","selected":["Revise"]}]}"#
+        );
+    }
+
+    #[test]
+    fn t_asks_for_more_time_except_while_typing() {
+        let mut b = batch(vec![question("pkg", &["pnpm", "npm"], false)]);
+        assert_eq!(b.handle(Key::Char('t')), Some(Step::MoreTime));
+        assert_eq!(b.handle(Key::MoreTime), Some(Step::MoreTime));
+        // On the Other row `t` is text; ctrl-t (MoreTime) still asks.
+        b.handle(Key::Char('3'));
+        assert_eq!(b.handle(Key::Char('t')), Some(Step::Redraw));
+        assert_eq!(b.states[0].text, "t");
+        assert_eq!(b.handle(Key::MoreTime), Some(Step::MoreTime));
+        assert_eq!(b.states[0].text, "t");
     }
 
     #[test]

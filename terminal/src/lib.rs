@@ -31,6 +31,6 @@ mod screen;
 mod served;
 
 pub use provider::{TerminalProvider, stdio_is_interactive};
-pub use served::ServedTerminal;
 #[doc(hidden)]
 pub use screen::__panic_on_screen;
+pub use served::ServedTerminal;

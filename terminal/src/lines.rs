@@ -12,16 +12,28 @@
 //! | empty | skip the question (`selected: []`) |
 //! | `b` | back to the previous question |
 //! | `q`, or end of input | cancel the batch (`ASK_CANCELLED`) |
+//! | `+` | more time, when the ask has a deadline (its time left is shown with each question) |
 //!
 //! A question without options takes the line itself as the answer (empty skips; `b` and `q`
-//! still mean back and cancel). Anything else prints a `!` line and asks again.
+//! still mean back and cancel). In a plan review, choosing Revise asks for feedback on the
+//! next line (empty: revise without it). Anything else prints a `!` line and asks again.
 
 use std::io::{self, Write};
 use std::sync::Arc;
+use std::time::Duration;
 
 use user_questions::{AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem};
 
-use crate::batch::{Entry, Layout, custom_text, known_intent};
+use crate::batch::{Entry, Layout, custom_text, is_revise, known_intent};
+use crate::render::clock;
+
+/// An ask's deadline as the prompts see it.
+pub(crate) struct Countdown {
+    /// The whole seconds left, rounded up.
+    pub left: Box<dyn Fn() -> u64 + Send>,
+    /// Asks for more time; returns how much was added.
+    pub more: Box<dyn Fn() -> Duration + Send>,
+}
 
 /// What the prompter needs next.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,6 +54,10 @@ pub(crate) struct LinePrompter {
     current: usize,
     /// Set while waiting for the text of `o`: the options chosen with it.
     awaiting_text: Option<Vec<String>>,
+    /// Set while waiting for a plan review's feedback: the Revise label.
+    awaiting_feedback: Option<String>,
+    /// The deadline, when the ask has one.
+    countdown: Option<Countdown>,
 }
 
 impl LinePrompter {
@@ -54,7 +70,15 @@ impl LinePrompter {
             answers,
             current: 0,
             awaiting_text: None,
+            awaiting_feedback: None,
+            countdown: None,
         }
+    }
+
+    /// Shows the time left with each question and takes `+` for more time.
+    pub fn with_countdown(mut self, countdown: Option<Countdown>) -> LinePrompter {
+        self.countdown = countdown;
+        self
     }
 
     /// Writes the first question and its prompt.
@@ -134,6 +158,13 @@ impl LinePrompter {
                 )?;
             }
         }
+        if let Some(countdown) = &self.countdown {
+            writeln!(
+                out,
+                "⏱ {} left; + for more time.",
+                clock((countdown.left)())
+            )?;
+        }
         write!(out, "> ")?;
         out.flush()
     }
@@ -177,6 +208,35 @@ impl LinePrompter {
         let line = line.trim_end_matches(['\r', '\n']);
         let q = self.questions[self.current].clone();
         let id = q.id.clone();
+        if let Some(countdown) = &self.countdown
+            && line.trim() == "+"
+        {
+            let step = (countdown.more)();
+            writeln!(
+                out,
+                "-- more time: +{}; {} left",
+                clock(step.as_millis().div_ceil(1000) as u64),
+                clock((countdown.left)())
+            )?;
+            write!(out, "> ")?;
+            out.flush()?;
+            return Ok(LineStep::NeedLine);
+        }
+        if let Some(revise) = self.awaiting_feedback.take() {
+            let item = match custom_text(line) {
+                Some(text) => AskUserQuestionAnswerItem {
+                    id,
+                    selected: Vec::new(),
+                    custom: Some(text),
+                },
+                None => AskUserQuestionAnswerItem {
+                    id,
+                    selected: vec![revise],
+                    custom: None,
+                },
+            };
+            return self.record(item, out);
+        }
         if let Some(selected) = self.awaiting_text.take() {
             return match custom_text(line) {
                 Some(text) => self.record(
@@ -255,6 +315,19 @@ impl LinePrompter {
         if other {
             self.awaiting_text = Some(selected);
             write!(out, "Your answer> ")?;
+            out.flush()?;
+            return Ok(LineStep::NeedLine);
+        }
+        if !multi
+            && self.layouts[self.current].approve.is_some()
+            && selected.len() == 1
+            && is_revise(&selected[0])
+        {
+            self.awaiting_feedback = selected.into_iter().next();
+            write!(
+                out,
+                "What should change? Your feedback (empty: revise without it)> "
+            )?;
             out.flush()?;
             return Ok(LineStep::NeedLine);
         }
@@ -397,5 +470,71 @@ mod tests {
             out.contains("  1) Approve [approves the plan] - about Approve\n  2) Revise"),
             "{out}"
         );
+    }
+
+    fn plan() -> AskUserQuestionItem {
+        let mut plan = question("plan", &["Approve", "Revise", "Reject"], false);
+        plan.detail = Some("1. do it".into());
+        plan.intent = Some(AskUserQuestionIntent {
+            kind: "plan-review".into(),
+            approve: "Approve".into(),
+        });
+        plan
+    }
+
+    #[test]
+    fn revise_in_a_plan_review_asks_for_feedback() {
+        let (step, out) = run(vec![plan()], &["2", " fewer steps "]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"plan","selected":[],"custom":"fewer steps"}]}"#
+        );
+        assert!(
+            out.ends_with("What should change? Your feedback (empty: revise without it)> "),
+            "{out}"
+        );
+        let (step, _) = run(vec![plan()], &["2", ""]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"plan","selected":["Revise"]}]}"#
+        );
+        let (step, _) = run(vec![plan()], &["3"]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"plan","selected":["Reject"]}]}"#
+        );
+    }
+
+    #[test]
+    fn plus_asks_for_more_time_when_there_is_a_deadline() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let left = Arc::new(AtomicU64::new(90));
+        let (l, m) = (left.clone(), left.clone());
+        let countdown = Countdown {
+            left: Box::new(move || l.load(Ordering::SeqCst)),
+            more: Box::new(move || {
+                m.fetch_add(60, Ordering::SeqCst);
+                Duration::from_secs(60)
+            }),
+        };
+        let questions: Arc<[AskUserQuestionItem]> =
+            vec![question("pkg", &["pnpm", "npm"], false)].into();
+        let mut p = LinePrompter::new(questions).with_countdown(Some(countdown));
+        let mut out = Vec::new();
+        p.start(&mut out).unwrap();
+        assert_eq!(p.feed(Some("+"), &mut out).unwrap(), LineStep::NeedLine);
+        assert_eq!(left.load(Ordering::SeqCst), 150);
+        let step = p.feed(Some("2"), &mut out).unwrap();
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"pkg","selected":["npm"]}]}"#
+        );
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("⏱ 1:30 left; + for more time.\n> "), "{out}");
+        assert!(out.contains("-- more time: +1:00; 2:30 left\n> "), "{out}");
+        // Without a deadline `+` is no choice.
+        let (_, out) = run(vec![question("pkg", &["pnpm"], false)], &["+", "1"]);
+        assert!(out.contains("! \"+\" is not a choice"), "{out}");
+        assert!(!out.contains("more time"), "{out}");
     }
 }

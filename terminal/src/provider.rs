@@ -9,18 +9,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crossterm::style::Color;
 use futures::channel::oneshot;
 use user_questions::{
-    AbortListener, AbortSignal, AskUserQuestionAnswer, AskUserQuestionItem, ProviderFuture,
-    ProviderRequest, Result, UserQuestionError, UserQuestionProvider,
+    AbortListener, AbortSignal, AskUserQuestionAnswer, AskUserQuestionItem, Deadline,
+    ProviderFuture, ProviderRequest, Result, UserQuestionError, UserQuestionProvider,
 };
 
 use crate::batch::{Batch, Step};
-use crate::lines::{LinePrompter, LineStep};
-use crate::render::{self, describe_item, title};
+use crate::lines::{Countdown, LinePrompter, LineStep};
+use crate::render::{self, clock, describe_item, title};
 use crate::screen::{Input, Note, Screen};
 
 /// How often the screen loop looks at the queue while waiting for a key.
@@ -31,6 +31,8 @@ struct Job {
     id: u64,
     questions: Arc<[AskUserQuestionItem]>,
     signal: AbortSignal,
+    /// The ask's deadline (§16), when it has one: shown as a countdown, extended on request.
+    deadline: Option<Deadline>,
     reply: oneshot::Sender<Result<AskUserQuestionAnswer>>,
 }
 
@@ -42,6 +44,65 @@ impl Job {
 
     fn title(&self) -> &str {
         title(&self.questions[0])
+    }
+
+    /// The whole seconds left before the deadline, rounded up (`0` once it passed).
+    fn seconds_left(&self) -> Option<u64> {
+        self.deadline.as_ref().map(seconds_left)
+    }
+
+    /// Moves the deadline on by [`more_time`] from what is left; returns the step, or `None`
+    /// when the ask has no deadline.
+    fn more_time(&self) -> Option<Duration> {
+        self.deadline.as_ref().map(give_more_time)
+    }
+
+    /// Whether the ask left because its deadline passed.
+    fn timed_out(&self) -> bool {
+        self.deadline.as_ref().is_some_and(Deadline::has_fired)
+    }
+}
+
+/// The longest step of "more time": five minutes.
+pub(crate) const MORE_TIME_MAX: Duration = Duration::from_secs(300);
+
+/// How much one request for more time adds to the time left: the ask's own timeout, at most
+/// [`MORE_TIME_MAX`].
+fn more_time(deadline: &Deadline) -> Duration {
+    Duration::from_millis(deadline.timeout_ms()).min(MORE_TIME_MAX)
+}
+
+/// Adds [`more_time`] to what is left of `deadline`; returns the step.
+fn give_more_time(deadline: &Deadline) -> Duration {
+    let step = more_time(deadline);
+    let left = deadline
+        .expires_at()
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    deadline.extend(left + step);
+    step
+}
+
+fn seconds_left(deadline: &Deadline) -> u64 {
+    let left = deadline
+        .expires_at()
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    left.as_millis().div_ceil(1000) as u64
+}
+
+/// A duration for a notice: `300 ms`, `45 s`, `5 min`, `1:30 min`.
+fn amount(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        return format!("{} ms", d.as_millis());
+    }
+    let s = d.as_millis().div_ceil(1000) as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else if s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{} min", clock(s))
     }
 }
 
@@ -133,6 +194,17 @@ impl Drop for Shared {
 /// (toggles in multi-select), space toggles, enter confirms, ← goes back, Esc or ctrl-c
 /// cancels the batch (`ASK_CANCELLED`). A batch of several questions ends on a review screen.
 ///
+/// A plan review (a `plan-review` intent) shows the plan in a box, its approve option first;
+/// choosing `Revise` asks for feedback on the Other row (labelled *Feedback*): enter with text
+/// answers it as free text (a review of `revise` with that feedback, §17), enter alone answers
+/// `Revise`.
+///
+/// An ask with a deadline (§16) shows a countdown (`⏱ 4:59 left · t more time`, redrawn every
+/// second). `t` (ctrl-t while typing text; `+` as a line in line prompts) asks for more time:
+/// each press adds the ask's own timeout, at most five minutes, to the time left, through
+/// [`Deadline::extend`]. When the deadline passes, the question leaves the screen with
+/// `⏱ Time is up: …` and the ask settles `ASK_TIMED_OUT`; nothing is chosen.
+///
 /// The UI runs on one terminal thread per provider, started on the first ask. Batches from
 /// concurrent asks wait there in FIFO order, one on screen; a withdrawn ask (its signal fires)
 /// leaves the screen or the queue at once with a one-line notice. The terminal is restored
@@ -182,6 +254,23 @@ impl TerminalProvider {
         } else {
             Self::stdio_line_prompts()
         }
+    }
+
+    /// The interactive screen on the process's controlling terminal, also when stdin is not
+    /// a TTY (a plan piped in: keys are read from `/dev/tty`). `None` when stderr is not a
+    /// TTY, `TERM` is `dumb`, or there is no controlling terminal.
+    pub fn on_controlling_terminal() -> Option<TerminalProvider> {
+        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+        if dumb || !io::stderr().is_terminal() {
+            return None;
+        }
+        let tty = io::stdin().is_terminal()
+            || std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")
+                .is_ok();
+        tty.then(|| Self::from_mode(true, Mode::Screen))
     }
 
     /// Line prompts on stderr, answered line by line from stdin, whatever the terminal.
@@ -251,6 +340,7 @@ impl UserQuestionProvider for TerminalProvider {
             id,
             questions: request.questions,
             signal: request.signal.clone(),
+            deadline: request.deadline.clone(),
             reply,
         };
         if tx.send(Msg::Ask(job)).is_err() {
@@ -512,6 +602,19 @@ fn withdrawn_note(job: &Job) -> Note {
     }
 }
 
+fn timed_out_note(job: &Job) -> Note {
+    let ms = job.deadline.as_ref().map_or(0, Deadline::timeout_ms);
+    Note {
+        mark: "⏱",
+        color: Color::Yellow,
+        title: format!("Time is up: {}", job.title()),
+        text: format!(
+            " (no answer within {}; nothing was chosen)",
+            amount(Duration::from_millis(ms))
+        ),
+    }
+}
+
 fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
     let mut screen = match Screen::enter() {
         Ok(s) => s,
@@ -523,7 +626,12 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
         while let Some(event) = queue.poll(job, Some(Duration::ZERO)) {
             match event {
                 Event::Withdrawn => {
-                    let _ = screen.leave(&[withdrawn_note(job)]);
+                    let note = if job.timed_out() {
+                        timed_out_note(job)
+                    } else {
+                        withdrawn_note(job)
+                    };
+                    let _ = screen.leave(&[note]);
                     return Outcome::Withdrawn;
                 }
                 Event::Shutdown => {
@@ -538,6 +646,12 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
                 }
                 Event::Line(line) => queue.lines.push_back(line),
             }
+        }
+        // The countdown moves once a second.
+        let left = job.seconds_left();
+        if left != batch.time_left {
+            batch.time_left = left;
+            dirty = true;
         }
         if dirty || screen.lost() {
             let (w, h) = Screen::size();
@@ -582,6 +696,12 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
                     return Outcome::Answered(answer);
                 }
                 Some(Step::Redraw) => dirty = true,
+                Some(Step::MoreTime) => {
+                    if let Some(step) = job.more_time() {
+                        batch.notice = Some(format!("More time: +{}", amount(step)));
+                        dirty = true;
+                    }
+                }
                 None => {}
             },
         }
@@ -594,7 +714,14 @@ fn run_lines(
     reader: &mut LineReader,
     out: &mut Box<dyn Write + Send>,
 ) -> Outcome {
-    let mut prompter = LinePrompter::new(job.questions.clone());
+    let countdown = job.deadline.clone().map(|deadline| {
+        let more = deadline.clone();
+        Countdown {
+            left: Box::new(move || seconds_left(&deadline)),
+            more: Box::new(move || give_more_time(&more)),
+        }
+    });
+    let mut prompter = LinePrompter::new(job.questions.clone()).with_countdown(countdown);
     if let Err(e) = prompter.start(out) {
         return io_failure(e);
     }
@@ -610,6 +737,17 @@ fn run_lines(
                     Some(Event::Line(line)) => {
                         reader.received();
                         line
+                    }
+                    Some(Event::Withdrawn) if job.timed_out() => {
+                        let ms = job.deadline.as_ref().map_or(0, Deadline::timeout_ms);
+                        let _ = writeln!(
+                            out,
+                            "\n-- time is up: {} (no answer within {}; nothing was chosen)",
+                            job.title(),
+                            amount(Duration::from_millis(ms))
+                        );
+                        let _ = out.flush();
+                        return Outcome::Withdrawn;
                     }
                     Some(Event::Withdrawn) => {
                         let _ = writeln!(

@@ -342,7 +342,12 @@ fn option_rows(
                 if multi {
                     first.push(checkbox(crate::batch::custom_text(&state.text).is_some()));
                 }
-                let name = if options.is_empty() {
+                // In a plan review free text is feedback: the plan is revised with it (§17).
+                let name = if state.feedback_for.is_some() {
+                    "Revise, with feedback"
+                } else if state.plan_review() && !multi {
+                    "Feedback"
+                } else if options.is_empty() {
                     "Your answer"
                 } else {
                     "Other"
@@ -353,7 +358,12 @@ fn option_rows(
                     content.push(span(state.text.clone(), style()));
                     content.push(span(" ", with(style(), Attribute::Reverse)));
                 } else if state.text.is_empty() {
-                    content.push(span("  type your own answer", dim()));
+                    let placeholder = if state.plan_review() && !multi {
+                        "  type what should change (revise)"
+                    } else {
+                        "  type your own answer"
+                    };
+                    content.push(span(placeholder, dim()));
                 } else {
                     content.push(span(": ", label_style));
                     content.push(span(state.text.clone(), style()));
@@ -386,6 +396,11 @@ fn hints(question: &AskUserQuestionItem, state: &QuestionState, batch: &Batch) -
     } else {
         ""
     };
+    if state.feedback_for.is_some() {
+        return format!(
+            "type what should change · enter revise (no text: without feedback) · ↑↓ move{back} · esc cancel"
+        );
+    }
     if state.editing() {
         return format!("type your answer · enter confirm · ↑↓ move{back} · esc cancel");
     }
@@ -417,7 +432,7 @@ fn question_sections(batch: &Batch, width: usize, waiting: usize) -> Sections {
         detail.push(Vec::new());
     }
     let (body, cursor_row) = option_rows(question, state, width);
-    let foot = footer(batch, hints(question, state, batch), width);
+    let foot = footer(batch, hints(question, state, batch), state.editing(), width);
     Sections {
         head,
         detail,
@@ -427,9 +442,40 @@ fn question_sections(batch: &Batch, width: usize, waiting: usize) -> Sections {
     }
 }
 
-fn footer(batch: &Batch, hints: String, width: usize) -> Vec<Line> {
+/// A time left as `m:ss`, or `h:mm:ss` from an hour up.
+pub(crate) fn clock(seconds: u64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// The countdown of an ask with a deadline, e.g. `⏱ 4:59 left · t more time` (ctrl-t while
+/// typing, where `t` is text).
+fn countdown(seconds: u64, typing: bool) -> Line {
+    let urgency = if seconds <= 10 {
+        with(fg(Color::Red), Attribute::Bold)
+    } else if seconds <= 60 {
+        fg(WARN)
+    } else {
+        style()
+    };
+    let key = if typing { "ctrl-t" } else { "t" };
+    vec![
+        span(" ⏱ ", urgency),
+        span(format!("{} left", clock(seconds)), urgency),
+        span(format!(" · {key} more time"), dim()),
+    ]
+}
+
+fn footer(batch: &Batch, hints: String, typing: bool, width: usize) -> Vec<Line> {
     let mut foot = vec![Vec::new()];
     let lead = vec![span(" ", style())];
+    if let Some(seconds) = batch.time_left {
+        foot.push(countdown(seconds, typing));
+    }
     if let Some(notice) = &batch.notice {
         foot.extend(wrap(
             &[span(notice.as_str(), fg(WARN))],
@@ -471,6 +517,7 @@ fn review_sections(batch: &Batch, width: usize, waiting: usize) -> Sections {
     let foot = footer(
         batch,
         format!("enter submit · 1-{n} change an answer · ← back · esc cancel"),
+        false,
         width,
     );
     Sections {
@@ -651,9 +698,41 @@ mod tests {
             .expect(&t);
         let revise = t.find("2. Revise").expect(&t);
         assert!(approve < revise);
-        assert!(t.contains("3. Other  type your own answer"), "{t}");
+        assert!(
+            t.contains("3. Feedback  type what should change (revise)"),
+            "{t}"
+        );
         assert!(t.contains("4. Skip"), "{t}");
         assert!(t.contains("esc cancel"), "{t}");
+        assert!(!t.contains("left ·"), "no deadline, no countdown: {t}");
+    }
+
+    #[test]
+    fn a_deadline_shows_a_countdown() {
+        assert_eq!(clock(0), "0:00");
+        assert_eq!(clock(299), "4:59");
+        assert_eq!(clock(3600 + 62), "1:01:02");
+        let mut batch = Batch::new(vec![plan_question()].into());
+        batch.time_left = Some(299);
+        let t = text(&frame(&batch, 80, 40, 0));
+        assert!(t.contains(" ⏱ 4:59 left · t more time"), "{t}");
+        // While typing, `t` is text: ctrl-t asks.
+        batch.handle(crate::batch::Key::Char('3'));
+        let t = text(&frame(&batch, 80, 40, 0));
+        assert!(t.contains(" ⏱ 4:59 left · ctrl-t more time"), "{t}");
+        // The countdown stays on a small terminal.
+        let t = text(&frame(&batch, 40, 10, 0));
+        assert!(t.contains("4:59 left"), "{t}");
+    }
+
+    #[test]
+    fn revise_in_a_plan_review_asks_for_feedback() {
+        let mut batch = Batch::new(vec![plan_question()].into());
+        // Revise is the second row (approve first).
+        batch.handle(crate::batch::Key::Char('2'));
+        let t = text(&frame(&batch, 100, 40, 0));
+        assert!(t.contains("› 3. Revise, with feedback:"), "{t}");
+        assert!(t.contains("type what should change · enter revise"), "{t}");
     }
 
     #[test]

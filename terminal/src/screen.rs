@@ -75,6 +75,7 @@ fn translate_key(key: &KeyEvent) -> Option<Input> {
         KeyCode::Char('u') if ctrl => Key::ClearText,
         KeyCode::Char('p') if ctrl => Key::Up,
         KeyCode::Char('n') if ctrl => Key::Down,
+        KeyCode::Char('t') if ctrl => Key::MoreTime,
         KeyCode::Char(_) if ctrl => return None,
         KeyCode::Char(c) => Key::Char(c),
         KeyCode::Up => Key::Up,
@@ -247,6 +248,10 @@ mod tests {
         assert_eq!(
             translate(&key(KeyCode::Char('u'), KeyModifiers::CONTROL)),
             Some(Input::Key(Key::ClearText))
+        );
+        assert_eq!(
+            translate(&key(KeyCode::Char('t'), KeyModifiers::CONTROL)),
+            Some(Input::Key(Key::MoreTime))
         );
         assert_eq!(translate(&Event::Resize(10, 10)), Some(Input::Resize));
         assert_eq!(translate(&Event::FocusGained), None);
