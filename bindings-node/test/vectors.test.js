@@ -287,7 +287,7 @@ async function runInbox(c) {
       }
       let code = 'OK'
       let returned
-      const before = inbox.pending().find((q) => q.ticket === ticket)?.expiresAt
+      const before = 'extend' in step ? inbox.pending().find((q) => q.ticket === ticket)?.expiresAt : undefined
       try {
         if ('answer' in step) inbox.answer(ticket, step.answer)
         else if ('cancel' in step) inbox.cancel(ticket)
