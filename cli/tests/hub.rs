@@ -248,3 +248,56 @@ fn uq_serve_refuses_a_bad_store_url_and_bad_durations() {
         .unwrap();
     assert_eq!(output.status.code(), Some(15));
 }
+
+#[test]
+fn no_acknowledged_answer_is_lost_to_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let mut acknowledged: Vec<(u64, &str)> = Vec::new();
+    for round in 0..8 {
+        let mut hub = serve(&store, "127.0.0.1:0", &[]);
+        // Everything acknowledged before the last kill is there.
+        for (ticket, label) in &acknowledged {
+            let (status, body) =
+                http(&hub.addr, "GET", &format!("/api/v1/asks/{ticket}"), "").unwrap();
+            assert_eq!(status, 200);
+            assert_eq!(
+                body,
+                format!(
+                    r#"{{"status":"answered","answer":{{"answers":[{{"id":"deploy","selected":["{label}"]}}]}}}}"#
+                ),
+                "round {round}, ticket {ticket}"
+            );
+        }
+        let (status, body) = http(&hub.addr, "POST", "/api/v1/asks", REQUEST).unwrap();
+        assert_eq!(status, 201, "{body}");
+        let ticket: u64 = body
+            .trim_start_matches(r#"{"ticket":"#)
+            .trim_end_matches('}')
+            .parse()
+            .unwrap();
+        let label = if round % 2 == 0 { "Yes" } else { "No" };
+        let (status, _) = http(
+            &hub.addr,
+            "POST",
+            &format!("/api/v1/questions/{ticket}/answer"),
+            &format!(r#"{{"answers":[{{"id":"deploy","selected":["{label}"]}}]}}"#),
+        )
+        .unwrap();
+        assert_eq!(status, 200);
+        acknowledged.push((ticket, label));
+        hub.child.kill().unwrap(); // SIGKILL right after the acknowledgement
+        hub.child.wait().unwrap();
+    }
+    let hub = serve(&store, "127.0.0.1:0", &[]);
+    let answered = acknowledged
+        .iter()
+        .filter(|(ticket, _)| {
+            http(&hub.addr, "GET", &format!("/api/v1/asks/{ticket}"), "")
+                .unwrap()
+                .1
+                .starts_with(r#"{"status":"answered""#)
+        })
+        .count();
+    assert_eq!(answered, acknowledged.len());
+}
