@@ -990,3 +990,48 @@ fn p_carries_agent_id_key_and_expiry_in_order() {
     .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
 }
+
+#[test]
+fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
+    let f = fixture();
+    let (status, page) = f.get("/");
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.as_str().unwrap_or_default().contains("<html"),
+        "{page}"
+    );
+    let t1 = f.post_ask(ask_body("one"));
+    let client = f.client.clone();
+    let url = f.url("/api/v1/events");
+    // Read the replay, note its last id, then resume after it: only the later events come.
+    let read_until = |last: Option<String>, needle: String| {
+        let client = client.clone();
+        let url = url.clone();
+        async move {
+            let mut request = client.get(url).bearer_auth(TOKEN);
+            if let Some(id) = last {
+                request = request.header("Last-Event-ID", id);
+            }
+            let mut stream = request.send().await.unwrap().bytes_stream();
+            let mut text = String::new();
+            while !text.contains(&needle) {
+                text.push_str(&String::from_utf8_lossy(
+                    &stream.next().await.unwrap().unwrap(),
+                ));
+            }
+            text
+        }
+    };
+    let first = f.rt.block_on(read_until(None, format!("\"ticket\":{t1}")));
+    let last_id = first
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .last()
+        .unwrap()
+        .to_owned();
+    let t2 = f.post_ask(ask_body("two"));
+    let resumed =
+        f.rt.block_on(read_until(Some(last_id), format!("\"ticket\":{t2}")));
+    assert!(!resumed.contains(&format!("\"ticket\":{t1},")), "{resumed}");
+    assert_eq!(resumed.matches("event: requested").count(), 1, "{resumed}");
+}
