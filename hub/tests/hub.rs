@@ -1025,8 +1025,8 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
     let first = f.rt.block_on(read_until(None, format!("\"ticket\":{t1}")));
     let last_id = first
         .lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("id: "))
         .unwrap()
         .to_owned();
     let t2 = f.post_ask(ask_body("two"));
