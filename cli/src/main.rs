@@ -8,6 +8,7 @@
 
 mod input;
 mod journal;
+mod mcp;
 
 use std::future::Future;
 use std::io::{Cursor, IsTerminal};
@@ -129,6 +130,9 @@ enum Command {
     /// Serve a hub: questions from other processes, kept in a store, answered on a web page
     #[command(after_help = SERVE_AFTER_HELP)]
     Serve(ServeArgs),
+    /// Serve the tool ask_user_question over MCP on stdin/stdout, asking through --web, --hub or --auto
+    #[command(after_help = mcp::MCP_AFTER_HELP)]
+    Mcp(mcp::McpArgs),
     /// Print the definition of the model-facing tool ask_user_question
     Tool,
     /// Print a completion script for SHELL on stdout
@@ -580,6 +584,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Journal(args) => journal(args),
         Command::Serve(args) => serve(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Tool => tool(),
         Command::Completions { shell } => completions(shell),
     }
