@@ -3,7 +3,9 @@
 
 use std::io::Read;
 
-use user_questions::{AskUserQuestionItem, UserQuestionError, parse_questions, parse_request};
+use user_questions::{
+    AskUserQuestionItem, AskUserQuestionRequest, UserQuestionError, parse_questions,
+};
 
 /// Where a command reads its input: a path, or stdin (`-` or none).
 pub fn is_stdin(file: Option<&str>) -> bool {
@@ -55,14 +57,15 @@ fn not_json(e: serde_json::Error) -> UserQuestionError {
     UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
 }
 
-/// The questions of a request: `{"questions": [...]}` or a bare array of questions.
+/// The questions of a request: `{"questions": [...], "timeoutMs"?, "key"?}` (its deadline
+/// and key checked too, §16) or a bare array of questions.
 pub fn questions_of(
     value: &serde_json::Value,
 ) -> Result<Vec<AskUserQuestionItem>, UserQuestionError> {
     if value.is_array() {
         parse_questions(value)
     } else {
-        parse_request(value)
+        AskUserQuestionRequest::from_value(value).map(|request| request.questions)
     }
 }
 

@@ -334,6 +334,25 @@ fn check_fails_with_the_code_number_and_exact_message() {
         ErrorCode::InvalidRequest,
         Some("questions[0].id must be a string"),
     );
+    let run = uq(
+        &["check"],
+        r#"{"questions":[{"id":"a","question":"A?"}],"timeoutMs":1.5}"#,
+    );
+    assert_fails(
+        &run,
+        ErrorCode::InvalidRequest,
+        Some("timeoutMs must be an integer from 1 to 2147483647"),
+    );
+    let run = uq(
+        &["check"],
+        r#"{"questions":[{"id":"a","question":"A?"}],"timeoutMs":60000,"key":"deploy-1"}"#,
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "ok\n"),
+        "{}",
+        run.stderr
+    );
     let run = uq(&["check"], "{not json");
     assert_fails(&run, ErrorCode::InvalidRequest, None);
     assert!(

@@ -144,7 +144,11 @@ impl LinePrompter {
         if options.is_empty() {
             writeln!(out, "Type your answer; empty to skip, b back, q cancel.")?;
         } else {
-            writeln!(out, "  o) Other: type your own answer")?;
+            if layout.approve.is_some() && !q.is_multi_select() {
+                writeln!(out, "  o) Feedback: type what should change (revise)")?;
+            } else {
+                writeln!(out, "  o) Other: type your own answer")?;
+            }
             let k = options.len();
             if q.is_multi_select() {
                 writeln!(
@@ -497,6 +501,10 @@ mod tests {
         assert_eq!(
             answer_json(&step),
             r#"{"answers":[{"id":"plan","selected":["Revise"]}]}"#
+        );
+        assert!(
+            out.contains("  o) Feedback: type what should change (revise)\n"),
+            "{out}"
         );
         let (step, _) = run(vec![plan()], &["3"]);
         assert_eq!(
