@@ -304,22 +304,26 @@ fn a_long_plan_scrolls_on_a_small_terminal() {
 
 #[test]
 fn a_deadline_shows_a_countdown_and_its_expiry_leaves_the_screen_with_exit_17() {
-    let mut t = start(&["ask", "--timeout", "0.8", &example("confirm")]);
+    let mut t = start(&["ask", "--timeout", "1.5", &example("confirm")]);
     let screen = t.wait_for("left · t more time");
-    assert!(screen.contains(" ⏱ 0:01 left · t more time"), "{screen}");
+    assert!(
+        screen.contains(" ⏱ 0:02 left · t more time")
+            || screen.contains(" ⏱ 0:01 left · t more time"),
+        "{screen}"
+    );
     let done = t.finish();
     assert!(done.restored, "{}", done.restore_report);
     assert_eq!(done.code(), 17, "{}", done.screen);
     assert_eq!(done.stdout, "");
     assert!(
         done.screen
-            .contains("⏱ Time is up: Confirm (no answer within 800 ms; nothing was chosen)"),
+            .contains("⏱ Time is up: Confirm (no answer within 1500 ms; nothing was chosen)"),
         "{}",
         done.screen
     );
     assert!(
         done.screen
-            .contains("ASK_TIMED_OUT: the user did not answer ask_user_question within 800 ms"),
+            .contains("ASK_TIMED_OUT: the user did not answer ask_user_question within 1500 ms"),
         "{}",
         done.screen
     );
@@ -349,19 +353,19 @@ fn the_countdown_ticks_down_every_second() {
 #[test]
 fn t_gives_more_time_and_the_ask_outlives_its_first_deadline() {
     let request = example("confirm");
-    // One second to answer; each `t` adds one more.
-    let mut t = start(&["ask", "--timeout", "1", &request]);
+    // Four seconds to answer; each `t` adds four more.
+    let mut t = start(&["ask", "--timeout", "4", &request]);
     let screen = t.wait_for("left · t more time");
-    assert!(seconds_shown(&screen).unwrap() <= 1, "{screen}");
-    t.send("tttttttttt");
+    assert!(seconds_shown(&screen).unwrap() <= 4, "{screen}");
+    t.send("ttt");
     let screen = t.wait_until("the time left went up", |s| {
-        seconds_shown(s).is_some_and(|n| n >= 5)
+        seconds_shown(s).is_some_and(|n| n >= 8)
     });
-    assert!(screen.contains("More time: +1 s"), "{screen}");
-    // 0:09 or less means the first deadline (at most 1 s after the start, and so before the
-    // first `t`) has passed: without the extension the ask would have timed out.
+    assert!(screen.contains("More time: +4 s"), "{screen}");
+    // The deadline is now 12 s after the first one, so 0:11 or less means the first deadline
+    // has passed: without the extension the ask would have timed out.
     t.wait_until("the first deadline passed", |s| {
-        seconds_shown(s).is_some_and(|n| n <= 9)
+        seconds_shown(s).is_some_and(|n| n <= 11)
     });
     t.send("2");
     let done = t.finish();
@@ -597,9 +601,12 @@ fn a_plan_piped_in_is_reviewed_on_the_controlling_terminal() {
 
 #[test]
 fn review_plan_with_a_deadline_counts_down_and_times_out() {
-    let mut t = start(&["review-plan", "--timeout", "0.6", &plan()]);
+    let mut t = start(&["review-plan", "--timeout", "1.5", &plan()]);
     let screen = t.wait_for("left · t more time");
-    assert!(screen.contains("⏱ 0:01 left"), "{screen}");
+    assert!(
+        screen.contains("⏱ 0:02 left") || screen.contains("⏱ 0:01 left"),
+        "{screen}"
+    );
     let done = t.finish();
     assert!(done.restored, "{}", done.restore_report);
     assert_eq!(done.code(), 17);

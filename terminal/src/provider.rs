@@ -91,10 +91,11 @@ fn seconds_left(deadline: &Deadline) -> u64 {
     left.as_millis().div_ceil(1000) as u64
 }
 
-/// A duration for a notice: `300 ms`, `45 s`, `5 min`, `1:30 min`.
+/// A duration for a notice: `300 ms`, `1500 ms`, `45 s`, `5 min`, `1:30 min`.
 fn amount(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        return format!("{} ms", d.as_millis());
+    let ms = d.as_millis();
+    if ms < 60_000 && !ms.is_multiple_of(1000) {
+        return format!("{ms} ms");
     }
     let s = d.as_millis().div_ceil(1000) as u64;
     if s < 60 {
