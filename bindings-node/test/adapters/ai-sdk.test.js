@@ -179,6 +179,22 @@ test('seam failures reach the model as the failure result', async () => {
   assert.equal(sentToModel(model).value.error.code, 'CALLER_NOT_LIVE')
 })
 
+test('arguments that are not JSON get the SDK tool-error, and the provider is not reached', async () => {
+  const ctx = new Context()
+  /** @type {unknown[]} */
+  const asked = []
+  ctx.userQuestions.registerProvider({ ask: (request) => asked.push(request) })
+  const { result, model } = await run(askUserQuestionTool(ctx), 'not json')
+  assert.deepEqual(
+    result.steps[0].content.map((/** @type {any} */ part) => part.type),
+    ['tool-call', 'tool-error'],
+  )
+  const output = sentToModel(model)
+  assert.equal(output.type, 'error-text')
+  assert.match(output.value, /^AI_InvalidToolInputError: Invalid input for tool ask_user_question/)
+  assert.deepEqual(asked, [])
+})
+
 test('aborting generateText withdraws the ask', async () => {
   const ctx = new Context()
   const inbox = new QuestionInbox()
