@@ -16,7 +16,9 @@ use user_questions::{
 
 use crate::events::Events;
 use crate::now_ms;
-use crate::store::{AskRecord, Created, NewAsk, Settled, Settlement, Status, Store, StoreError};
+use crate::store::{
+    AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
+};
 
 /// The longest long poll.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -48,6 +50,9 @@ struct Live {
     done: Arc<watch::Sender<Option<Arc<str>>>>,
     /// Wakes long polls when the deadline moves, so that a remote asker moves its own.
     extended: Arc<tokio::sync::Notify>,
+    /// Whether this hub watches the asker's lease: it received the ask or was polled for it
+    /// (on a shared store another hub may be the one its asker polls).
+    watched: bool,
 }
 
 impl Live {
@@ -73,7 +78,7 @@ impl Live {
         p
     }
 
-    fn from_record(record: &AskRecord) -> Live {
+    fn from_record(record: &AskRecord, watched: bool) -> Live {
         Live {
             questions: record.questions.as_str().into(),
             agent_id: record.agent_id.clone(),
@@ -84,6 +89,7 @@ impl Live {
             last_poll: Instant::now(),
             done: Arc::new(watch::channel(None).0),
             extended: Arc::new(tokio::sync::Notify::new()),
+            watched,
         }
     }
 }
@@ -163,7 +169,7 @@ impl Asks {
             .map_or(0, |d| d.as_millis() as u64);
         let events = Events::starting_after(epoch.saturating_mul(1000));
         for record in pending {
-            let entry = Live::from_record(&record);
+            let entry = Live::from_record(&record, !store.shared());
             events.requested(record.ticket, entry.p(record.ticket).into());
             live.insert(record.ticket, entry);
         }
@@ -282,13 +288,21 @@ impl Asks {
             Created::New(record) => record,
         };
         let ticket = record.ticket;
-        let entry = Live::from_record(&record);
+        let entry = Live::from_record(&record, true);
         let p = entry.p(ticket);
         {
             let mut live = self.lock();
             self.last_ticket.fetch_max(ticket, Ordering::SeqCst);
-            self.events.requested(ticket, p.clone().into());
-            live.insert(ticket, entry);
+            match live.entry(ticket) {
+                std::collections::btree_map::Entry::Vacant(vacant) => {
+                    self.events.requested(ticket, p.clone().into());
+                    vacant.insert(entry);
+                }
+                // Heard of already (a shared store's notification came first).
+                std::collections::btree_map::Entry::Occupied(mut held) => {
+                    held.get_mut().watched = true;
+                }
+            }
         }
         if let Some(command) = &self.config.on_question {
             crate::notify::spawn(command.clone(), ticket, p);
@@ -300,11 +314,31 @@ impl Asks {
     /// a pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
     /// person extends the deadline, so that a remote asker's own deadline follows at once.
     pub(crate) async fn status(&self, ticket: u64, wait: Duration) -> Result<String> {
+        if !self.lock().contains_key(&ticket) {
+            match self.store.get(ticket).await.map_err(store_error)? {
+                // Asked on another hub of a shared store: this one follows it from now on.
+                Some(record) if record.status == Status::Pending => self.adopt(&record),
+                Some(record) => {
+                    return Ok(settled_body(
+                        record.status,
+                        record.answer.as_deref(),
+                        record.message.as_deref(),
+                    ));
+                }
+                None => {
+                    return Err(UserQuestionError::new(
+                        ErrorCode::NotPending,
+                        format!("question {ticket} is not pending"),
+                    ));
+                }
+            }
+        }
         let waiting = {
             let mut live = self.lock();
             match live.get_mut(&ticket) {
                 Some(entry) => {
                     entry.polls += 1;
+                    entry.watched = true;
                     Some((
                         entry.done.subscribe(),
                         entry.extended.clone(),
@@ -353,12 +387,26 @@ impl Asks {
         if let Some(body) = result.or_else(|| done.borrow().clone()) {
             return Ok(body.to_string());
         }
+        // On a shared store another hub may have settled it a moment ago: the store decides.
+        if self.store.shared()
+            && let Ok(Some(record)) = self.store.get(ticket).await
+            && record.status != Status::Pending
+        {
+            let body = settled_body(
+                record.status,
+                record.answer.as_deref(),
+                record.message.as_deref(),
+            );
+            self.finish(ticket, record.status, body.as_str().into());
+            return Ok(body);
+        }
         Ok(pending_body(expires_now.unwrap_or(expires_at)))
     }
 
     /// Settles a live ask: the store first (first writer wins), then the view, the event
     /// stream and the asker's long poll, in that order.
     pub(crate) async fn settle(&self, ticket: u64, how: Settle) -> Result<()> {
+        self.find(ticket).await?;
         let questions = match self.lock().get(&ticket) {
             Some(entry) => entry.questions.clone(),
             None => return Err(self.not_live(ticket)),
@@ -398,17 +446,109 @@ impl Asks {
                 ));
             }
         }
+        self.finish(ticket, status, body);
+        Ok(())
+    }
+
+    /// A settled ask leaves the view: UIs hear `resolved` before the asker's poll can return
+    /// (§4.7).
+    fn finish(&self, ticket: u64, status: Status, body: Arc<str>) {
         let entry = {
             let mut live = self.lock();
             let entry = live.remove(&ticket);
-            // UIs hear `resolved` before the asker's poll can return (§4.7).
-            self.events.resolved(ticket, outcome(status));
+            if entry.is_some() {
+                self.events.resolved(ticket, outcome(status));
+            }
             entry
         };
         if let Some(entry) = entry {
             entry.done.send_replace(Some(body));
         }
-        Ok(())
+    }
+
+    /// Takes a pending ask this hub has not seen (asked on another hub of a shared store)
+    /// into the view.
+    fn adopt(&self, record: &AskRecord) {
+        let mut live = self.lock();
+        self.last_ticket.fetch_max(record.ticket, Ordering::SeqCst);
+        if let std::collections::btree_map::Entry::Vacant(vacant) = live.entry(record.ticket) {
+            let entry = Live::from_record(record, false);
+            self.events
+                .requested(record.ticket, entry.p(record.ticket).into());
+            vacant.insert(entry);
+        }
+    }
+
+    /// Makes sure a pending ask is in the view (adopting it from the store when another hub
+    /// took it); the error of §7 when it is not pending.
+    async fn find(&self, ticket: u64) -> Result<()> {
+        if self.lock().contains_key(&ticket) {
+            return Ok(());
+        }
+        match self.store.get(ticket).await.map_err(store_error)? {
+            Some(record) if record.status == Status::Pending => {
+                self.adopt(&record);
+                Ok(())
+            }
+            Some(_) => Err(UserQuestionError::new(
+                ErrorCode::AlreadyResolved,
+                format!("question {ticket} is already resolved"),
+            )),
+            None => {
+                if let Ok(last) = self.store.last_ticket().await {
+                    self.last_ticket.fetch_max(last, Ordering::SeqCst);
+                }
+                Err(self.not_live(ticket))
+            }
+        }
+    }
+
+    /// Follows the changes other hubs make to a shared store (asks, settlements, deadlines),
+    /// as long as this view lives.
+    pub(crate) fn follow_changes(self: &Arc<Self>) {
+        let Some(mut changes) = self.store.take_changes() else {
+            return;
+        };
+        let asks = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(change) = changes.recv().await {
+                let Some(asks) = asks.upgrade() else { break };
+                asks.apply(change).await;
+            }
+        });
+    }
+
+    async fn apply(&self, change: Change) {
+        let (Change::Created(ticket) | Change::Settled(ticket) | Change::Extended(ticket)) = change;
+        let known = self.lock().contains_key(&ticket);
+        if known == matches!(change, Change::Created(_)) {
+            // Created and already here, or settled/extended and not followed here.
+            return;
+        }
+        let Ok(Some(record)) = self.store.get(ticket).await else {
+            return;
+        };
+        match (change, record.status) {
+            (Change::Created(_), Status::Pending) => self.adopt(&record),
+            (Change::Settled(_), status) if status != Status::Pending => {
+                let body =
+                    settled_body(status, record.answer.as_deref(), record.message.as_deref());
+                self.finish(ticket, status, body.into());
+            }
+            (Change::Extended(_), Status::Pending) => {
+                let mut live = self.lock();
+                if let Some(entry) = live.get_mut(&ticket)
+                    && entry.expires_at != record.expires_at
+                    && let Some(at) = record.expires_at
+                {
+                    entry.expires_at = Some(at);
+                    self.events
+                        .extended(ticket, &rfc3339(at), entry.p(ticket).into());
+                    entry.extended.notify_waiters();
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `POST /api/v1/questions/{ticket}/extend`: the new expiry, `None` without a deadline.
@@ -418,6 +558,7 @@ impl Asks {
                 "ms must be an integer from 1 to 2147483647",
             ));
         }
+        self.find(ticket).await?;
         match self.lock().get(&ticket) {
             Some(entry) if entry.expires_at.is_none() => return Ok(None),
             Some(_) => {}
@@ -459,6 +600,7 @@ impl Asks {
                 .iter()
                 .filter(|(_, e)| {
                     e.key.is_none()
+                        && e.watched
                         && e.polls == 0
                         && e.expires_at.is_none_or(|at| at > now)
                         && instant.saturating_duration_since(e.last_poll) >= lease

@@ -28,6 +28,7 @@ mod assets;
 mod events;
 mod http;
 mod notify;
+pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
@@ -206,7 +207,6 @@ impl Hub {
             .build()
             .map_err(|e| HubError(format!("cannot start the hub's runtime: {e}")))?;
         let server_token = token.clone();
-        let store = store::open(&config.store).map_err(|e| HubError(e.to_string()))?;
         let settings = asks::Config {
             lease: config.lease,
             retain: config.retain,
@@ -220,13 +220,21 @@ impl Hub {
         let thread = std::thread::Builder::new()
             .name("user-questions-hub".into())
             .spawn(move || {
-                let loaded = runtime.block_on(asks::Asks::load(store, settings));
+                let loaded = runtime.block_on(async {
+                    let store = store::open(&store_url).await.map_err(|e| HubError(e.0))?;
+                    asks::Asks::load(store, settings)
+                        .await
+                        .map_err(|e| HubError(format!("cannot read the store {store_url}: {e}")))
+                });
                 let asks = match loaded {
-                    Ok(asks) => Arc::new(asks),
+                    Ok(asks) => {
+                        let asks = Arc::new(asks);
+                        let _guard = runtime.enter();
+                        asks.follow_changes();
+                        asks
+                    }
                     Err(e) => {
-                        let _ = loaded_tx.send(Err(HubError(format!(
-                            "cannot read the store {store_url}: {e}"
-                        ))));
+                        let _ = loaded_tx.send(Err(e));
                         return;
                     }
                 };

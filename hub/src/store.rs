@@ -6,10 +6,9 @@
 //! whichever process or hub they run in. The in-memory view a hub keeps (pending asks, long
 //! polls, the event stream) is rebuilt from [`Store::pending`] when it starts.
 //!
-//! SQLite (`sqlite:PATH`) is the backend today. The trait is shaped for a shared database
-//! (PostgreSQL) as well: nothing in it assumes one process, and the operations a second hub
-//! would have to hear about (create, settle, extend) are the ones it would publish with
-//! `LISTEN`/`NOTIFY`.
+//! Backends: SQLite (`sqlite:PATH`, one hub per file) and PostgreSQL (`postgres://…`, any
+//! number of hubs on one database, hearing each other's changes through
+//! [`take_changes`](Store::take_changes)).
 
 use std::fmt;
 use std::future::Future;
@@ -156,6 +155,17 @@ pub enum Settled {
     Unknown,
 }
 
+/// A change made by any hub on a shared store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A new ask.
+    Created(u64),
+    /// An ask settled.
+    Settled(u64),
+    /// An ask's deadline moved.
+    Extended(u64),
+}
+
 /// Where a hub keeps its asks. Every future resolves after the change is committed.
 pub trait Store: Send + Sync + 'static {
     /// Stores a new ask, or returns the one already stored under its key.
@@ -175,13 +185,24 @@ pub trait Store: Send + Sync + 'static {
     fn purge(&self, before: i64) -> StoreFuture<'_, u64>;
     /// The highest ticket ever issued (0 before the first).
     fn last_ticket(&self) -> StoreFuture<'_, u64>;
+    /// The changes every hub on this store makes (including this one), once; `None` for a
+    /// store only one hub uses.
+    fn take_changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Change>> {
+        None
+    }
+    /// Whether several hubs may use this store at once.
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// Opens the store a URL names: `sqlite:PATH` (also `sqlite://PATH`), optionally with
 /// `?synchronous=normal` (commits reach the operating system, not the disk, before they are
 /// acknowledged: safe when the hub is killed, not against a power cut; faster) or
-/// `?synchronous=full` (the default). The schema is created or migrated on open.
-pub fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
+/// `?synchronous=full` (the default); or `postgres://user@host:port/db` (also
+/// `postgresql://`). The schema is created or migrated on open. A PostgreSQL store needs a
+/// tokio runtime.
+pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
     use crate::sqlite::{SqliteStore, Sync};
     if let Some(rest) = url.strip_prefix("sqlite:") {
         let rest = rest.strip_prefix("//").unwrap_or(rest);
@@ -204,11 +225,11 @@ pub fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
         return Ok(Arc::new(SqliteStore::open_with(path, sync)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Err(StoreError(
-            "PostgreSQL stores are not supported by this build yet; use sqlite:PATH".into(),
+        return Ok(Arc::new(
+            crate::postgres::PostgresStore::connect(url).await?,
         ));
     }
     Err(StoreError(format!(
-        "unknown store URL {url}: expected sqlite:PATH"
+        "unknown store URL {url}: expected sqlite:PATH or postgres://…"
     )))
 }

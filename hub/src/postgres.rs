@@ -1,0 +1,394 @@
+//! The PostgreSQL store: several hubs on one database serve the same questions. Every
+//! operation is one statement (committed when it returns); each change also sends
+//! `NOTIFY user_questions` (`c:N` created, `s:N` settled, `e:N` extended) in the same
+//! statement, and every hub `LISTEN`s, so an ask posted to one hub is listed and streamed by the
+//! others at once, and an answer given on any of them settles it everywhere. Settling is
+//! conditional (`… WHERE status = 'pending'`): the first answer wins across hubs.
+
+use std::sync::Mutex;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_postgres::{AsyncMessage, Client, NoTls, Row};
+
+use crate::store::{
+    AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
+    StoreFuture, StoreResult,
+};
+
+/// The schema's versions, applied in order and recorded in `schema_migrations`.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "asks",
+    include_str!("../migrations/postgres/0001_asks.sql"),
+)];
+
+/// The advisory lock hubs take while migrating, so that two starting hubs do not race.
+const MIGRATION_LOCK: i64 = 0x7571_6875_6200;
+
+const CHANNEL: &str = "user_questions";
+
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at";
+
+fn pg_error(e: tokio_postgres::Error) -> StoreError {
+    StoreError(format!("postgres: {e}"))
+}
+
+fn record(row: &Row) -> AskRecord {
+    let status: String = row.get(7);
+    AskRecord {
+        ticket: row.get::<_, i64>(0) as u64,
+        questions: row.get(1),
+        agent_id: row.get(2),
+        key: row.get(3),
+        asked_at: row.get(4),
+        timeout_ms: row.get::<_, Option<i64>>(5).map(|n| n as u64),
+        expires_at: row.get(6),
+        status: Status::parse(&status).unwrap_or(Status::Failed),
+        answer: row.get(8),
+        message: row.get(9),
+        settled_at: row.get(10),
+    }
+}
+
+/// A PostgreSQL database as a [`Store`].
+pub struct PostgresStore {
+    client: Client,
+    changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects (`postgres://user@host:port/db`), migrates the schema and starts listening for
+    /// other hubs' changes. Needs a tokio runtime (the connections run on it).
+    pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
+        let cannot = |e: tokio_postgres::Error| {
+            StoreError(format!("cannot open the store {}: {e}", redact(url)))
+        };
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                eprintln!("user-questions hub: the store's connection ended: {e}");
+            }
+        });
+        migrate(&client).await?;
+        let (listener, mut connection) =
+            tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
+        let (sender, changes) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(Ok(message)) = messages.next().await {
+                if let AsyncMessage::Notification(n) = message
+                    && let Some(change) = parse_change(n.payload())
+                    && sender.send(change).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        listener
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .await
+            .map_err(pg_error)?;
+        // The listening connection lives as long as its task: keep its client with it.
+        tokio::spawn(async move {
+            let _listener = listener;
+            std::future::pending::<()>().await
+        });
+        Ok(PostgresStore {
+            client,
+            changes: Mutex::new(Some(changes)),
+        })
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:…@host/db`, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:…{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn parse_change(payload: &str) -> Option<Change> {
+    let (kind, ticket) = payload.split_once(':')?;
+    let ticket = ticket.parse().ok()?;
+    Some(match kind {
+        "c" => Change::Created(ticket),
+        "s" => Change::Settled(ticket),
+        "e" => Change::Extended(ticket),
+        _ => return None,
+    })
+}
+
+async fn migrate(client: &Client) -> StoreResult<()> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(pg_error)?;
+    let result = async {
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (
+                     version    BIGINT PRIMARY KEY,
+                     name       TEXT   NOT NULL,
+                     applied_at BIGINT NOT NULL
+                 )",
+            )
+            .await
+            .map_err(pg_error)?;
+        for &(version, name, sql) in MIGRATIONS {
+            let done: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
+                    &[&version],
+                )
+                .await
+                .map_err(pg_error)?
+                .get(0);
+            if done {
+                continue;
+            }
+            let batch = format!(
+                "BEGIN; {sql}; INSERT INTO schema_migrations (version, name, applied_at) VALUES ({version}, '{name}', {}); COMMIT;",
+                crate::now_ms()
+            );
+            if let Err(e) = client.batch_execute(&batch).await {
+                let _ = client.batch_execute("ROLLBACK").await;
+                return Err(StoreError(format!("migration {version} ({name}): {e}")));
+            }
+        }
+        let newest: i64 = client
+            .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])
+            .await
+            .map_err(pg_error)?
+            .get(0);
+        let known = MIGRATIONS.last().map_or(0, |m| m.0);
+        if newest > known {
+            return Err(StoreError(format!(
+                "the store was migrated to version {newest} by a newer hub; this one knows up to {known}"
+            )));
+        }
+        Ok(())
+    }
+    .await;
+    let _ = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await;
+    result
+}
+
+impl Store for PostgresStore {
+    fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
+        Box::pin(async move {
+            let expires_at = ask.timeout_ms.map(|ms| ask.asked_at + ms as i64);
+            let timeout_ms = ask.timeout_ms.map(|n| n as i64);
+            let row = self
+                .client
+                .query_opt(
+                    &format!(
+                        "WITH ins AS (
+                             INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
+                             VALUES ($1, $2, $3, $4, $5, $6)
+                             ON CONFLICT (key) DO NOTHING RETURNING ticket)
+                         SELECT ticket, pg_notify('{CHANNEL}', 'c:' || ticket)::text FROM ins"
+                    ),
+                    &[&ask.questions, &ask.agent_id, &ask.key, &ask.asked_at, &timeout_ms, &expires_at],
+                )
+                .await
+                .map_err(pg_error)?;
+            if let Some(row) = row {
+                return Ok(Created::New(AskRecord {
+                    ticket: row.get::<_, i64>(0) as u64,
+                    questions: ask.questions,
+                    agent_id: ask.agent_id,
+                    key: ask.key,
+                    asked_at: ask.asked_at,
+                    timeout_ms: ask.timeout_ms,
+                    expires_at,
+                    status: Status::Pending,
+                    answer: None,
+                    message: None,
+                    settled_at: None,
+                }));
+            }
+            // The key is taken: that ask.
+            match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {
+                Some(existing) => Ok(Created::Existing(existing)),
+                None => Err(StoreError(
+                    "postgres: the ask was neither stored nor found".into(),
+                )),
+            }
+        })
+    }
+
+    fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client
+                .query_opt(
+                    &format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"),
+                    &[&(ticket as i64)],
+                )
+                .await
+                .map_err(pg_error)?;
+            Ok(row.as_ref().map(record))
+        })
+    }
+
+    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let row = self
+                .client
+                .query_opt(
+                    &format!("SELECT {COLUMNS} FROM asks WHERE key = $1"),
+                    &[&key],
+                )
+                .await
+                .map_err(pg_error)?;
+            Ok(row.as_ref().map(record))
+        })
+    }
+
+    fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
+        Box::pin(async move {
+            let rows = self
+                .client
+                .query(
+                    &format!("SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"),
+                    &[],
+                )
+                .await
+                .map_err(pg_error)?;
+            Ok(rows.iter().map(record).collect())
+        })
+    }
+
+    fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
+        Box::pin(async move {
+            let ticket = ticket as i64;
+            let row = self
+                .client
+                .query_opt(
+                    &format!(
+                        "WITH u AS (
+                             UPDATE asks SET status = $2, answer = $3, message = $4, settled_at = $5
+                             WHERE ticket = $1 AND status = 'pending' RETURNING ticket)
+                         SELECT ticket, pg_notify('{CHANNEL}', 's:' || ticket)::text FROM u"
+                    ),
+                    &[
+                        &ticket,
+                        &settlement.status.as_str(),
+                        &settlement.answer,
+                        &settlement.message,
+                        &settlement.at,
+                    ],
+                )
+                .await
+                .map_err(pg_error)?;
+            if row.is_some() {
+                return Ok(Settled::Done);
+            }
+            let exists: bool = self
+                .client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)",
+                    &[&ticket],
+                )
+                .await
+                .map_err(pg_error)?
+                .get(0);
+            Ok(if exists {
+                Settled::AlreadySettled
+            } else {
+                Settled::Unknown
+            })
+        })
+    }
+
+    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+        Box::pin(async move {
+            let row = self
+                .client
+                .query_opt(
+                    &format!(
+                        "WITH u AS (
+                             UPDATE asks SET expires_at = GREATEST(expires_at, $2)
+                             WHERE ticket = $1 AND status = 'pending' AND expires_at IS NOT NULL
+                             RETURNING ticket, expires_at)
+                         SELECT expires_at, pg_notify('{CHANNEL}', 'e:' || ticket)::text FROM u"
+                    ),
+                    &[&(ticket as i64), &at_least],
+                )
+                .await
+                .map_err(pg_error)?;
+            Ok(row.map(|r| r.get(0)))
+        })
+    }
+
+    fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            self.client
+                .execute(
+                    "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1",
+                    &[&before],
+                )
+                .await
+                .map_err(pg_error)
+        })
+    }
+
+    fn last_ticket(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let row = self
+                .client
+                .query_one("SELECT last_value, is_called FROM asks_ticket_seq", &[])
+                .await
+                .map_err(pg_error)?;
+            let (last, called): (i64, bool) = (row.get(0), row.get(1));
+            Ok(if called { last.max(0) as u64 } else { 0 })
+        })
+    }
+
+    fn take_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_and_urls() {
+        assert_eq!(parse_change("c:12"), Some(Change::Created(12)));
+        assert_eq!(parse_change("s:3"), Some(Change::Settled(3)));
+        assert_eq!(parse_change("e:4"), Some(Change::Extended(4)));
+        assert_eq!(parse_change("x:4"), None);
+        assert_eq!(parse_change("c:"), None);
+        assert_eq!(
+            redact("postgres://uq:secret@db:5432/uq"),
+            "postgres://uq:…@db:5432/uq"
+        );
+        assert_eq!(redact("postgres://uq@db/uq"), "postgres://uq@db/uq");
+    }
+}

@@ -1,0 +1,351 @@
+//! Hubs on one PostgreSQL database (§20): an ask posted to one hub is listed and streamed by
+//! another, answered there, and the asker on the first hub gets the answer; the first answer
+//! wins across hubs; a hub restarted on the database keeps its questions; migrations are
+//! recorded once. Needs `UQ_TEST_POSTGRES` (`postgres://user@host:port`, a server where the
+//! user may create databases): scripts/test-hub starts a throwaway cluster and sets it.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+use user_questions::{
+    AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest,
+    Context, Result,
+};
+use user_questions_hub::{Hub, HubConfig};
+use user_questions_remote::RemoteProvider;
+
+const TOKEN: &str = "pg-hub-token";
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn server() -> String {
+    std::env::var("UQ_TEST_POSTGRES")
+        .expect("UQ_TEST_POSTGRES must name a PostgreSQL server (scripts/test-hub starts one)")
+}
+
+/// A fresh database for one test; its URL.
+fn database(name: &str) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let base = server();
+    rt.block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(&format!("{base}/postgres"), tokio_postgres::NoTls)
+                .await
+                .expect("connect to UQ_TEST_POSTGRES");
+        tokio::spawn(connection);
+        for statement in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            client.batch_execute(&statement).await.unwrap();
+        }
+    });
+    format!("{base}/{name}")
+}
+
+fn hub(store: &str) -> Hub {
+    Hub::start(HubConfig {
+        store: store.to_owned(),
+        token: Some(TOKEN.into()),
+        ..HubConfig::default()
+    })
+    .expect("start a hub on PostgreSQL")
+}
+
+struct Http {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Http {
+    fn new() -> Http {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = {
+            let _guard = rt.enter();
+            Client::builder().pool_max_idle_per_host(0).build().unwrap()
+        };
+        Http { rt, client }
+    }
+
+    fn send(
+        &self,
+        method: reqwest::Method,
+        hub: &Hub,
+        path: &str,
+        body: Option<String>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .client
+            .request(method, format!("http://{}{path}", hub.local_addr()))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        self.rt.block_on(async move {
+            let response = request.send().await.unwrap();
+            let status = response.status();
+            let text = response.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            )
+        })
+    }
+
+    fn pending(&self, hub: &Hub) -> Vec<Value> {
+        let (_, value) = self.send(reqwest::Method::GET, hub, "/api/v1/questions", None);
+        value["pending"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn wait_listed(&self, hub: &Hub, ticket: u64) {
+        let until = Instant::now() + PATIENCE;
+        while !self.pending(hub).iter().any(|p| p["ticket"] == ticket) {
+            assert!(Instant::now() < until, "ticket {ticket} never listed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn wait_unlisted(&self, hub: &Hub, ticket: u64) {
+        let until = Instant::now() + PATIENCE;
+        while self.pending(hub).iter().any(|p| p["ticket"] == ticket) {
+            assert!(Instant::now() < until, "ticket {ticket} never left");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn question(id: &str) -> AskUserQuestionItem {
+    let mut q = AskUserQuestionItem::new(id, "Proceed?");
+    q.options = Some(
+        ["A", "B"]
+            .iter()
+            .map(|l| AskUserQuestionOption {
+                label: (*l).into(),
+                description: None,
+            })
+            .collect(),
+    );
+    q
+}
+
+fn ask(
+    ctx: &Context,
+    request: AskUserQuestionRequest,
+) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    let pending = ctx.user_questions().start(request);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(match pending {
+            Ok(p) => futures::executor::block_on(p),
+            Err(e) => Err(e),
+        });
+    });
+    rx
+}
+
+const ASK: &str =
+    r#"{"questions":[{"id":"q","question":"Proceed?","options":[{"label":"A"},{"label":"B"}]}]}"#;
+
+#[test]
+fn an_ask_posted_to_one_hub_is_answered_on_another_and_reaches_its_asker() {
+    let store = database("uq_across");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&format!("http://{}", one.local_addr()), TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
+    let until = Instant::now() + PATIENCE;
+    let ticket = loop {
+        if let Some(p) = http.pending(&two).first() {
+            break p["ticket"].as_u64().unwrap();
+        }
+        assert!(
+            Instant::now() < until,
+            "the second hub never listed the ask"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (status, _) = http.send(
+        reqwest::Method::POST,
+        &two,
+        &format!("/api/v1/questions/{ticket}/answer"),
+        Some(r#"{"answers":[{"id":"q","selected":["B"]}]}"#.into()),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["B".to_owned()]);
+    // Both hubs drop it.
+    http.wait_unlisted(&one, ticket);
+    http.wait_unlisted(&two, ticket);
+    // And both report the outcome.
+    for h in [&one, &two] {
+        let (_, value) = http.send(
+            reqwest::Method::GET,
+            h,
+            &format!("/api/v1/asks/{ticket}"),
+            None,
+        );
+        assert_eq!(value["status"], "answered");
+    }
+}
+
+#[test]
+fn the_first_answer_wins_across_hubs() {
+    let store = database("uq_race");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    for round in 0..20 {
+        let (status, value) = http.send(
+            reqwest::Method::POST,
+            &one,
+            "/api/v1/asks",
+            Some(ASK.into()),
+        );
+        assert_eq!(status, StatusCode::CREATED);
+        let ticket = value["ticket"].as_u64().unwrap();
+        http.wait_listed(&two, ticket);
+        let path = format!("/api/v1/questions/{ticket}/answer");
+        let send = |h: &Hub, label: &'static str| {
+            let request = http
+                .client
+                .post(format!("http://{}{path}", h.local_addr()))
+                .bearer_auth(TOKEN)
+                .body(format!(
+                    r#"{{"answers":[{{"id":"q","selected":["{label}"]}}]}}"#
+                ));
+            async move { (label, request.send().await.unwrap().status()) }
+        };
+        let (a, b) = http
+            .rt
+            .block_on(async { tokio::join!(send(&one, "A"), send(&two, "B")) });
+        let mut statuses = [a.1, b.1];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::OK, StatusCode::CONFLICT],
+            "round {round}"
+        );
+        let winner = if a.1 == StatusCode::OK { a.0 } else { b.0 };
+        for h in [&one, &two] {
+            let (_, value) = http.send(
+                reqwest::Method::GET,
+                h,
+                &format!("/api/v1/asks/{ticket}"),
+                None,
+            );
+            assert_eq!(
+                value["answer"]["answers"][0]["selected"][0], winner,
+                "round {round}"
+            );
+        }
+    }
+}
+
+#[test]
+fn withdrawals_keys_and_extensions_cross_hubs_and_a_restart_keeps_questions() {
+    let store = database("uq_misc");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let body =
+        json!({"questions": [{"id": "q", "question": "?"}], "key": "k-1", "timeoutMs": 600000});
+    let (status, value) = http.send(
+        reqwest::Method::POST,
+        &one,
+        "/api/v1/asks",
+        Some(body.to_string()),
+    );
+    assert_eq!(status, StatusCode::CREATED);
+    let ticket = value["ticket"].as_u64().unwrap();
+    // The same key on the other hub resumes the same ask.
+    let (status, value) = http.send(
+        reqwest::Method::POST,
+        &two,
+        "/api/v1/asks",
+        Some(body.to_string()),
+    );
+    assert_eq!((status, value), (StatusCode::OK, json!({"ticket": ticket})));
+    // More time given on one hub shows on the other.
+    let (status, value) = http.send(
+        reqwest::Method::POST,
+        &two,
+        &format!("/api/v1/questions/{ticket}/extend"),
+        Some(r#"{"ms":2000000000}"#.into()),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let at = value["expiresAt"].clone();
+    let until = Instant::now() + PATIENCE;
+    while http
+        .pending(&one)
+        .iter()
+        .find(|p| p["ticket"] == ticket)
+        .map(|p| p["expiresAt"].clone())
+        != Some(at.clone())
+    {
+        assert!(
+            Instant::now() < until,
+            "the extension never reached the first hub"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A restarted hub has it.
+    one.abandon();
+    let three = hub(&store);
+    http.wait_listed(&three, ticket);
+    // Withdrawn on one hub, gone from the other.
+    let (status, _) = http.send(
+        reqwest::Method::DELETE,
+        &three,
+        &format!("/api/v1/asks/{ticket}"),
+        None,
+    );
+    assert_eq!(status, StatusCode::OK);
+    http.wait_unlisted(&two, ticket);
+    let (status, value) = http.send(
+        reqwest::Method::DELETE,
+        &two,
+        &format!("/api/v1/asks/{ticket}"),
+        None,
+    );
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(value["error"]["code"], "ALREADY_RESOLVED");
+    let (status, value) = http.send(reqwest::Method::GET, &two, "/api/v1/asks/99999", None);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(value["error"]["code"], "NOT_PENDING");
+}
+
+#[test]
+fn migrations_are_recorded_once() {
+    let store = database("uq_migrations");
+    drop(hub(&store));
+    drop(hub(&store));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let rows = rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&store, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .query(
+                "SELECT version, name FROM schema_migrations ORDER BY version",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(rows, vec![(1, "asks".to_owned())]);
+}
