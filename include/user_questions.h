@@ -36,6 +36,13 @@
  * this header without the define for a library built without it (NO_TERMINAL=1).
  */
 #define UQ_HAS_TERMINAL 1
+/*
+ * UQ_HAS_WEB and UQ_HAS_REMOTE are defined when the library was built with the cargo features
+ * `web` and `remote` (both default): uq_register_web_provider and uq_register_remote_provider
+ * exist only then (scripts/install-c NO_WEB=1, NO_REMOTE=1 install the header without them).
+ */
+#define UQ_HAS_WEB 1
+#define UQ_HAS_REMOTE 1
 
 
 // A result code of the C ABI: the numbers of §10, never changed or reused. `uq_code_name`
@@ -298,11 +305,12 @@ uq_code uq_register_provider(uq_context *ctx,
                              void *user_data,
                              uint64_t *out_registration);
 
-// Unregisters that registration (a C provider or an auto-responder). The asks still waiting
-// on it settle `UQ_ASK_ABORTED` ("the user-questions provider was disposed before the user
-// answered"): `withdraw` fires for each pending ticket, then each completion callback, then
-// `release` — on this thread before this returns, unless another thread is delivering one of
-// those callbacks at that moment (then the rest follow on that thread).
+// Unregisters that registration (a C provider, an auto-responder, a terminal, web or remote
+// provider). The asks still waiting on it settle `UQ_ASK_ABORTED` ("the user-questions
+// provider was disposed before the user answered"): `withdraw` fires for each pending ticket,
+// then each completion callback, then `release` — on this thread before this returns, unless
+// another thread is delivering one of those callbacks at that moment (then the rest follow on
+// that thread). A web provider's server is stopped and its thread ended before this returns.
 //
 // Idempotent: `UQ_OK` also for a registration already unregistered (a stale id never removes
 // a later provider). `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, or an id this
@@ -399,6 +407,60 @@ uq_code uq_register_auto_responder(uq_context *ctx,
 // `out_registration` is NULL or writable.
 uq_code uq_register_terminal_provider(uq_context *ctx,
                                       uint64_t *out_registration);
+#endif
+
+#if defined(UQ_HAS_WEB)
+// Registers a web provider (§19): an HTTP server on `listen` (`"HOST:PORT"`; NULL for
+// `"127.0.0.1:0"`, a free loopback port) serving a question page and a JSON API, where a
+// person answers from any browser. Only in a library built with the cargo feature `web` (the
+// default; `UQ_HAS_WEB` is defined then). The server runs on threads of its own, with a
+// random token: `*out_url` receives `http://HOST:PORT/?token=TOKEN` (owned, `uq_string_free`),
+// the address to open; API clients send the token as `Authorization: Bearer TOKEN`. The
+// completion callbacks of the asks answered there run on the server's thread.
+// `*out_registration` receives its id: `uq_unregister_provider` (or `uq_context_free`)
+// settles what waits on it `UQ_ASK_ABORTED`, stops the server and ends its threads before it
+// returns. A non-loopback address works, with a warning on stderr that the traffic is plain
+// HTTP.
+//
+// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered (the server
+// is stopped again); `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a `listen`
+// that is not UTF-8 or cannot be bound, or a NULL `out_registration` or `out_url`. On
+// failure nothing is written.
+//
+// # Safety
+// `listen` is NULL or a NUL-terminated string; `out_registration` and `out_url` are NULL or
+// writable.
+uq_code uq_register_web_provider(uq_context *ctx,
+                                 const char *listen,
+                                 uint64_t *out_registration,
+                                 char **out_url);
+#endif
+
+#if defined(UQ_HAS_REMOTE)
+// Registers a remote provider (§20): each ask is posted to the hub at `url` (`http://HOST:PORT`
+// or `https://…`, e.g. a `uq serve`; the `open` URL it prints works too) with `token` as
+// `Authorization: Bearer` (NULL or `""`: the `token` of `url`'s query), and settles from the
+// hub's outcome: `answered` → the answer, `cancelled` → `UQ_ASK_CANCELLED`, `timed_out` →
+// `UQ_ASK_TIMED_OUT`, `withdrawn` → `UQ_ASK_ABORTED`, `failed` → `UQ_PROVIDER_FAILED`. The
+// request's `agentId`, `timeoutMs` and `key` are forwarded; a withdrawn ask is withdrawn on
+// the hub. A hub that cannot be reached is retried for about 35 s, then the ask fails
+// `UQ_PROVIDER_FAILED` naming its address; never past the ask's deadline. Only in a library
+// built with the cargo feature `remote` (the default; `UQ_HAS_REMOTE` is defined then). The
+// provider runs its own threads: the completion callbacks of its asks run there.
+// `*out_registration` receives its id, for `uq_unregister_provider`.
+//
+// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered;
+// `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a NULL, non-UTF-8 or
+// non-`http(s)://` `url`, a `token` that is not UTF-8 or not visible ASCII, no token at all
+// (neither `token` nor in `url`), or a NULL `out_registration`. On failure nothing is written.
+//
+// # Safety
+// `url` and `token` are NULL or NUL-terminated strings; `out_registration` is NULL or
+// writable.
+uq_code uq_register_remote_provider(uq_context *ctx,
+                                    const char *url,
+                                    const char *token,
+                                    uint64_t *out_registration);
 #endif
 
 // The tool's definition, `{"name":"ask_user_question","description":…,"parameters":…}`.

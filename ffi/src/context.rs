@@ -29,7 +29,12 @@ pub(crate) struct ContextHandle {
 pub(crate) struct Registrations {
     pub(crate) last_id: u64,
     pub(crate) live: HashMap<u64, ProviderRegistration>,
+    /// What to do after a registration is disposed (a web provider's server is closed).
+    pub(crate) closers: HashMap<u64, Closer>,
 }
+
+/// Runs once a registration is disposed (by `uq_unregister_provider` or `uq_context_free`).
+pub(crate) type Closer = Box<dyn FnOnce() + Send>;
 
 impl ContextHandle {
     pub(crate) fn registrations(&self) -> MutexGuard<'_, Registrations> {
@@ -63,11 +68,20 @@ pub extern "C" fn uq_context_free(ctx: *mut uq_context) {
     ffi_boundary!((), {
         if let Some(handle) = handles::remove::<ContextHandle, _>(ctx) {
             handle.context.dispose();
-            let registrations = std::mem::take(&mut handle.registrations().live);
+            let (registrations, closers) = {
+                let mut guard = handle.registrations();
+                (
+                    std::mem::take(&mut guard.live),
+                    std::mem::take(&mut guard.closers),
+                )
+            };
             for registration in registrations.values() {
                 registration.dispose();
             }
             drop(registrations);
+            for closer in closers.into_values() {
+                closer();
+            }
         }
     })
 }

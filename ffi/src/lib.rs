@@ -30,6 +30,8 @@ mod ask;
 
 mod provider;
 
+mod net;
+
 mod tool;
 
 mod review;
@@ -41,6 +43,8 @@ pub use agents::*;
 pub use ask::*;
 pub use code::*;
 pub use context::*;
+#[cfg(any(feature = "web", feature = "remote"))]
+pub use net::*;
 pub use provider::*;
 pub use review::*;
 pub use strings::*;

@@ -15,7 +15,7 @@ use user_questions_terminal::TerminalProvider;
 
 use crate::ask::UserData;
 use crate::code::{code_of, uq_code};
-use crate::context::{ContextHandle, uq_context};
+use crate::context::{Closer, ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::{borrow_str, owned, require_out, transient};
 
@@ -108,6 +108,16 @@ fn register(
     provider: Arc<dyn UserQuestionProvider>,
     out_registration: *mut u64,
 ) -> Result<()> {
+    register_with_closer(ctx, provider, None, out_registration)
+}
+
+/// As `register`, with `closer` run once the registration is disposed.
+pub(crate) fn register_with_closer(
+    ctx: &ContextHandle,
+    provider: Arc<dyn UserQuestionProvider>,
+    closer: Option<Closer>,
+    out_registration: *mut u64,
+) -> Result<()> {
     let registration = ctx
         .context
         .user_questions()
@@ -117,6 +127,9 @@ fn register(
         registrations.last_id += 1;
         let id = registrations.last_id;
         registrations.live.insert(id, registration);
+        if let Some(closer) = closer {
+            registrations.closers.insert(id, closer);
+        }
         id
     };
     // SAFETY: checked non-NULL by the caller of `register`; the C caller promises it is writable.
@@ -172,11 +185,12 @@ pub unsafe extern "C" fn uq_register_provider(
     })
 }
 
-/// Unregisters that registration (a C provider or an auto-responder). The asks still waiting
-/// on it settle `UQ_ASK_ABORTED` ("the user-questions provider was disposed before the user
-/// answered"): `withdraw` fires for each pending ticket, then each completion callback, then
-/// `release` — on this thread before this returns, unless another thread is delivering one of
-/// those callbacks at that moment (then the rest follow on that thread).
+/// Unregisters that registration (a C provider, an auto-responder, a terminal, web or remote
+/// provider). The asks still waiting on it settle `UQ_ASK_ABORTED` ("the user-questions
+/// provider was disposed before the user answered"): `withdraw` fires for each pending ticket,
+/// then each completion callback, then `release` — on this thread before this returns, unless
+/// another thread is delivering one of those callbacks at that moment (then the rest follow on
+/// that thread). A web provider's server is stopped and its thread ended before this returns.
 ///
 /// Idempotent: `UQ_OK` also for a registration already unregistered (a stale id never removes
 /// a later provider). `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, or an id this
@@ -186,17 +200,23 @@ pub extern "C" fn uq_unregister_provider(ctx: *mut uq_context, registration: u64
     ffi_boundary!(uq_code::UQ_INTERNAL, {
         code_of((|| {
             let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
-            let removed = {
+            let (removed, closer) = {
                 let mut registrations = ctx.registrations();
                 if registration == 0 || registration > registrations.last_id {
                     return Err(UserQuestionError::invalid_argument(format!(
                         "registration {registration} was never issued by this context"
                     )));
                 }
-                registrations.live.remove(&registration)
+                (
+                    registrations.live.remove(&registration),
+                    registrations.closers.remove(&registration),
+                )
             };
             if let Some(removed) = removed {
                 removed.dispose();
+            }
+            if let Some(closer) = closer {
+                closer();
             }
             Ok(())
         })())

@@ -103,3 +103,38 @@ fn header_declares_every_function_of_spec_13() {
         assert!(flat.contains(f), "header lacks `{f}`");
     }
 }
+
+/// The web and remote providers are declared only under `UQ_HAS_WEB` / `UQ_HAS_REMOTE`, which
+/// the header defines (scripts/install-c drops them for a library built without the feature).
+#[test]
+fn web_and_remote_providers_are_declared_under_their_defines() {
+    let flat: String = GENERATED.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (define, declaration) in [
+        (
+            "UQ_HAS_WEB",
+            "uq_code uq_register_web_provider(uq_context *ctx, const char *listen, uint64_t *out_registration, char **out_url);",
+        ),
+        (
+            "UQ_HAS_REMOTE",
+            "uq_code uq_register_remote_provider(uq_context *ctx, const char *url, const char *token, uint64_t *out_registration);",
+        ),
+    ] {
+        let at = flat
+            .find(declaration)
+            .unwrap_or_else(|| panic!("the header declares `{declaration}`"));
+        let guard = flat[..at]
+            .rfind(&format!("#if defined({define})"))
+            .unwrap_or_else(|| panic!("a {define} guard before it"));
+        assert!(
+            !flat[guard..at].contains("#endif"),
+            "the guard is still open"
+        );
+        assert!(
+            flat[at..]
+                .trim_start_matches(declaration)
+                .trim_start()
+                .starts_with("#endif")
+        );
+        assert_eq!(flat.matches(&format!("#define {define} 1")).count(), 1);
+    }
+}

@@ -1,0 +1,256 @@
+/*
+ * uq_register_web_provider and uq_register_remote_provider (§19, §20): a web provider answered
+ * over its HTTP API from a plain TCP socket, withdrawn by unregistering and by freeing the
+ * context; a remote provider's bad input, and a hub that cannot be reached settling by the
+ * ask's deadline.
+ */
+#include "support.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+/* One HTTP/1.1 request on a new connection; returns the status (-1 when the connection
+ * fails) and copies the body into `body` (NUL-terminated, truncated to `cap`). */
+static int http(int port, const char *method, const char *path, const char *token,
+                const char *payload, char *body, size_t cap) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  char request[4096];
+  int n =
+      snprintf(request, sizeof request,
+               "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+               "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+               "Connection: close\r\n\r\n%s",
+               method, path, port, token, payload ? strlen(payload) : 0, payload ? payload : "");
+  for (int sent = 0; sent < n;) {
+    ssize_t w = send(fd, request + sent, (size_t)(n - sent), 0);
+    if (w <= 0) {
+      close(fd);
+      return -1;
+    }
+    sent += (int)w;
+  }
+  char response[16384];
+  size_t len = 0;
+  for (;;) {
+    ssize_t r = recv(fd, response + len, sizeof response - 1 - len, 0);
+    if (r <= 0)
+      break;
+    len += (size_t)r;
+    if (len == sizeof response - 1)
+      break;
+  }
+  close(fd);
+  response[len] = '\0';
+  int status = -1;
+  if (sscanf(response, "HTTP/1.1 %d", &status) != 1)
+    return -1;
+  const char *start = strstr(response, "\r\n\r\n");
+  if (body && cap) {
+    snprintf(body, cap, "%s", start ? start + 4 : "");
+  }
+  return status;
+}
+
+/* Port and token of `http://127.0.0.1:PORT/?token=TOKEN`. */
+static int parse_url(const char *url, int *port, char *token, size_t cap) {
+  const char *prefix = "http://127.0.0.1:";
+  if (strncmp(url, prefix, strlen(prefix)) != 0)
+    return 0;
+  *port = atoi(url + strlen(prefix));
+  const char *t = strstr(url, "/?token=");
+  if (!t)
+    return 0;
+  snprintf(token, cap, "%s", t + strlen("/?token="));
+  return *port > 0 && token[0] != '\0';
+}
+
+/* The ticket of the first pending question the API lists, or 0. */
+static uint64_t first_ticket(int port, const char *token) {
+  char body[8192];
+  if (http(port, "GET", "/api/v1/questions", token, NULL, body, sizeof body) != 200)
+    return 0;
+  const char *t = strstr(body, "\"ticket\":");
+  return t ? strtoull(t + strlen("\"ticket\":"), NULL, 10) : 0;
+}
+
+static void web_bad_input(void) {
+  uq_context *ctx = uq_context_new();
+  uint64_t reg = 77;
+  char *url = (char *)"untouched";
+  CHECK_CODE(uq_register_web_provider(NULL, NULL, &reg, &url), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider(ctx, NULL, NULL, &url), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider(ctx, NULL, &reg, NULL), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider(ctx, "not an address", &reg, &url), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider(ctx, "\xff:0", &reg, &url), UQ_INVALID_ARGUMENT);
+  CHECK(reg == 77);
+  CHECK_STR(url, "untouched");
+
+  /* Only one provider per context: the second server is stopped again. */
+  uint64_t auto_reg = 0;
+  CHECK_CODE(uq_register_auto_responder(ctx, "first", false, &auto_reg), UQ_OK);
+  CHECK_CODE(uq_register_web_provider(ctx, NULL, &reg, &url), UQ_DUPLICATE_PROVIDER);
+  CHECK(reg == 77);
+  CHECK_STR(url, "untouched");
+  uq_context_free(ctx);
+}
+
+static void web_answered_over_http(void) {
+  uq_context *ctx = uq_context_new();
+  uint64_t reg = 0;
+  char *url = NULL;
+  CHECK_CODE(uq_register_web_provider(ctx, "127.0.0.1:0", &reg, &url), UQ_OK);
+  CHECK(reg > 0);
+  int port = 0;
+  char token[300];
+  CHECK(url && parse_url(url, &port, token, sizeof token));
+  uq_string_free(url);
+
+  completion c;
+  completion_init(&c);
+  CHECK_CODE(uq_ask(ctx, CONFIRM, NULL, NULL, on_done, &c), UQ_OK);
+  CHECK(completion_calls(&c) == 0);
+
+  char body[8192];
+  /* The wrong token is refused; the question stays pending. */
+  CHECK(http(port, "GET", "/api/v1/questions", "wrong", NULL, body, sizeof body) == 401);
+  uint64_t ticket = first_ticket(port, token);
+  CHECK(ticket > 0);
+  char path[128];
+  snprintf(path, sizeof path, "/api/v1/questions/%llu/answer", (unsigned long long)ticket);
+  /* An answer that does not fit: 422, still pending. */
+  CHECK(http(port, "POST", path, token, "{\"answers\":[{\"id\":\"nope\",\"selected\":[]}]}", body,
+             sizeof body) == 422);
+  CHECK_CONTAINS(body, "BAD_ANSWER");
+  CHECK(completion_calls(&c) == 0);
+  CHECK(http(port, "POST", path, token, CONFIRM_YES, body, sizeof body) == 200);
+  CHECK_STR(body, "{\"ok\":true}");
+  CHECK(completion_wait(&c) == 1);
+  CHECK_CODE(c.code, UQ_OK);
+  CHECK_STR(c.json, CONFIRM_YES);
+  /* Answered once: a second answer is refused. */
+  CHECK(http(port, "POST", path, token, CONFIRM_NO, body, sizeof body) == 409);
+
+  /* Unregistering withdraws a waiting ask and stops the server before it returns. */
+  completion waiting;
+  completion_init(&waiting);
+  CHECK_CODE(uq_ask(ctx, CONFIRM, NULL, NULL, on_done, &waiting), UQ_OK);
+  CHECK(first_ticket(port, token) > ticket);
+  CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
+  CHECK(completion_calls(&waiting) == 1);
+  CHECK_CODE(waiting.code, UQ_ASK_ABORTED);
+  CHECK_CONTAINS(waiting.json, MSG_DISPOSED);
+  CHECK(http(port, "GET", "/api/v1/questions", token, NULL, body, sizeof body) == -1);
+  CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
+
+  completion_destroy(&waiting);
+  completion_destroy(&c);
+  uq_context_free(ctx);
+}
+
+static void web_context_free_withdraws(void) {
+  uq_context *ctx = uq_context_new();
+  uint64_t reg = 0;
+  char *url = NULL;
+  CHECK_CODE(uq_register_web_provider(ctx, NULL, &reg, &url), UQ_OK);
+  int port = 0;
+  char token[300];
+  CHECK(url && parse_url(url, &port, token, sizeof token));
+  uq_string_free(url);
+  completion c;
+  completion_init(&c);
+  CHECK_CODE(uq_ask(ctx, CONFIRM, NULL, NULL, on_done, &c), UQ_OK);
+  CHECK(first_ticket(port, token) > 0);
+  uq_context_free(ctx);
+  CHECK(completion_calls(&c) == 1);
+  CHECK_CODE(c.code, UQ_ASK_ABORTED);
+  CHECK_CONTAINS(c.json, MSG_DISPOSED);
+  CHECK(http(port, "GET", "/api/v1/questions", token, NULL, NULL, 0) == -1);
+  completion_destroy(&c);
+}
+
+/* A loopback port nothing listens on (bound for a moment, then released). */
+static int unused_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+      getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+static void remote_bad_input(void) {
+  uq_context *ctx = uq_context_new();
+  uint64_t reg = 77;
+  CHECK_CODE(uq_register_remote_provider(NULL, "http://127.0.0.1:1", "t", &reg),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, NULL, "t", &reg), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, "ftp://127.0.0.1:1", "t", &reg), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, "\xff", "t", &reg), UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1", "\xff", &reg),
+             UQ_INVALID_ARGUMENT);
+  /* No token given and none in the URL. */
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1", NULL, &reg),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1", "a b", &reg),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1", "t", NULL),
+             UQ_INVALID_ARGUMENT);
+  CHECK(reg == 77);
+  /* The token of the URL's query serves when none is given. */
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1/?token=abc", NULL, &reg), UQ_OK);
+  uint64_t other = 77;
+  CHECK_CODE(uq_register_remote_provider(ctx, "http://127.0.0.1:1", "t", &other),
+             UQ_DUPLICATE_PROVIDER);
+  CHECK(other == 77);
+  CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
+  uq_context_free(ctx);
+}
+
+static void remote_unreachable_hub_settles_by_the_deadline(void) {
+  uq_context *ctx = uq_context_new();
+  int port = unused_port();
+  CHECK(port > 0);
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+  uint64_t reg = 0;
+  CHECK_CODE(uq_register_remote_provider(ctx, url, "secret", &reg), UQ_OK);
+  const char *request = "{\"questions\":[{\"id\":\"go\",\"question\":\"Proceed?\","
+                        "\"options\":[{\"label\":\"Yes\"},{\"label\":\"No\"}]}],\"timeoutMs\":300}";
+  char *json = NULL;
+  CHECK_CODE(uq_ask_wait(ctx, request, NULL, NULL, &json), UQ_ASK_TIMED_OUT);
+  CHECK_CONTAINS(json, "ASK_TIMED_OUT");
+  uq_string_free(json);
+  uq_context_free(ctx);
+}
+
+int main(void) {
+  web_bad_input();
+  web_answered_over_http();
+  web_context_free_withdraws();
+  remote_bad_input();
+  remote_unreachable_hub_settles_by_the_deadline();
+  if (failures) {
+    printf("%d failure(s)\n", failures);
+    return 1;
+  }
+  printf("web and remote provider tests passed\n");
+  return 0;
+}
