@@ -564,13 +564,28 @@ fn serve(args: ServeArgs) -> ExitCode {
 }
 
 fn tool() -> ExitCode {
-    println!("{}", ask_user_question::DEFINITION_JSON);
-    ExitCode::SUCCESS
+    print_out(format!("{}\n", ask_user_question::DEFINITION_JSON).as_bytes())
+}
+
+/// Writes `text` on stdout. A reader that went away first (`uq completions bash | head`) is
+/// not an error.
+fn print_out(text: &[u8]) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(&UserQuestionError::new(
+            ErrorCode::Internal,
+            format!("cannot write to stdout: {e}"),
+        )),
+    }
 }
 
 fn completions(shell: clap_complete::Shell) -> ExitCode {
-    clap_complete::generate(shell, &mut Cli::command(), "uq", &mut std::io::stdout());
-    ExitCode::SUCCESS
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "uq", &mut script);
+    print_out(&script)
 }
 
 fn main() -> ExitCode {

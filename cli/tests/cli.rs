@@ -177,6 +177,17 @@ fn completions_for_each_shell() {
             assert!(run.stdout.contains(word), "{shell} completes {word}");
         }
     }
+    // A reader that closed its end first (`uq completions bash | head -1`) is no failure.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_uq"))
+        .args(["completions", "bash"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
     let run = uq(&["completions", "tcsh"], "");
     assert_fails(&run, ErrorCode::InvalidArgument, None);
     assert!(run.stderr.contains("'tcsh'"), "{}", run.stderr);
