@@ -227,3 +227,23 @@ def test_uq_mcp_needs_a_way_to_answer(uq_bin: str) -> None:
     assert done.returncode == 15
     assert "INVALID_ARGUMENT: uq mcp needs --auto POLICY, --web or --hub URL" in done.stderr
     assert done.stdout == ""
+
+
+def test_at_end_of_input_a_waiting_call_is_withdrawn_and_answered_ask_aborted(uq_bin: str) -> None:
+    # --web keeps the question pending (nobody opens the page) until stdin closes.
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": ARGS},
+    }
+    (response,) = raw_exchange(uq_bin, [json.dumps(call)], "--web")
+    message = "ask_user_question was aborted before the user answered"
+    assert response["id"] == 7
+    assert response["result"] == {
+        "content": [{"type": "text", "text": f"Error: {message}"}],
+        "isError": True,
+        "structuredContent": {
+            "error": {"name": "UserQuestionError", "code": "ASK_ABORTED", "message": message}
+        },
+    }
