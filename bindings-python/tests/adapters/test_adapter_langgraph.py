@@ -316,3 +316,45 @@ def test_the_package_imports_no_framework_until_an_adapter_module_is_imported() 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_through_a_tool_node_the_model_reads_the_result_in_a_tool_message() -> None:
+    """A ToolNode runs the tool from an AI message's tool call (no model needed): it interrupts,
+    and on resume the ToolMessage for that call carries §9's result as JSON."""
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.graph import MessagesState
+    from langgraph.prebuilt import ToolNode
+
+    def model(state: MessagesState) -> Dict[str, Any]:
+        call = {"id": "call_1", "name": "ask_user_question", "args": ARGS}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+    def graph_over(checkpointer: BaseCheckpointSaver[Any]) -> Any:
+        graph = StateGraph(MessagesState)
+        graph.add_node("model", model)
+        graph.add_node("tools", ToolNode([ask_user_question_tool()]))
+        graph.add_edge(START, "model")
+        graph.add_edge("model", "tools")
+        graph.add_edge("tools", END)
+        return graph.compile(checkpointer=checkpointer)
+
+    saver, cfg = InMemorySaver(), config()
+    (pending,) = graph_over(saver).invoke({"messages": []}, cfg)["__interrupt__"]
+    assert pending.value == {"kind": INTERRUPT_KIND, "questions": QUESTIONS}
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    done = graph_over(saver).invoke(answer_interrupt_blocking(pending, ctx), cfg)
+    message = done["messages"][-1]
+    assert isinstance(message, ToolMessage) and message.tool_call_id == "call_1"
+    assert isinstance(message.content, str)
+    assert json.loads(message.content) == {
+        "isError": False,
+        "value": answer_for("pnpm (Recommended)", "Lint"),
+        "content": [
+            {
+                "type": "text",
+                "text": '{"answers":[{"id":"pkg","selected":["pnpm (Recommended)"]},'
+                '{"id":"ci","selected":["Lint"]}]}',
+            }
+        ],
+    }
