@@ -30,6 +30,7 @@
 //! [`inline::spawn`] drives a future on whichever thread wakes it.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod abort;
 pub mod agents;
