@@ -22,6 +22,7 @@
 //! acknowledged answer. The server runs on threads of its own (a tokio runtime).
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod asks;
 mod assets;

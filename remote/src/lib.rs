@@ -35,6 +35,7 @@
 //! touches core types: a foreign host's objects are never reached from its threads.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -24,6 +24,7 @@
 //! it. Closing settles what still waits on it `ASK_ABORTED`, as disposing a registration does.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod assets;
 mod hub;
