@@ -1,7 +1,7 @@
 // `uq mcp` spawned by the official MCP TypeScript client (Client + StdioClientTransport): the
 // handshake, tools/list (§9's definition as the input schema), tools/call answered by --auto,
 // a failure result, an unknown tool, ping, and a cancelled call's ask withdrawn.
-// Builds uq with cargo first unless UQ_BIN names it.
+// Uses UQ_BIN, else an up-to-date target/…/debug/uq, else builds it with cargo.
 'use strict'
 
 const { test, before } = require('node:test')
@@ -18,9 +18,37 @@ const { AskUserQuestionTool, Context } = require('../..')
 
 const ROOT = path.resolve(__dirname, '..', '..', '..')
 
-/** The `uq` binary, built from this tree (`UQ_BIN` overrides). */
+/** The newest modification time of the Rust sources `uq mcp` is built from. */
+function newestSource() {
+  let newest = 0
+  for (const dir of ['cli', 'core', 'terminal', 'web', 'remote']) {
+    const walk = (/** @type {string} */ at) => {
+      for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
+        const full = path.join(at, entry.name)
+        if (entry.isDirectory()) walk(full)
+        else if (entry.name.endsWith('.rs') || entry.name === 'Cargo.toml') newest = Math.max(newest, fs.statSync(full).mtimeMs)
+      }
+    }
+    const src = path.join(ROOT, dir, 'src')
+    if (fs.existsSync(src)) walk(src)
+  }
+  return newest
+}
+
+/**
+ * The `uq` binary: `UQ_BIN`, else the one cargo built in this tree when it is newer than the
+ * sources, else built now with cargo (a whole build can outlast the file's test timeout, so an
+ * up-to-date binary is used as it is).
+ */
 function uqBinary() {
   if (process.env.UQ_BIN) return process.env.UQ_BIN
+  const target = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target')
+  const candidates = []
+  if (process.env.CARGO_BUILD_TARGET) candidates.push(path.join(target, process.env.CARGO_BUILD_TARGET, 'debug', 'uq'))
+  candidates.push(path.join(target, 'debug', 'uq'))
+  const newest = newestSource()
+  const fresh = candidates.find((p) => fs.existsSync(p) && fs.statSync(p).mtimeMs > newest)
+  if (fresh) return fresh
   const out = execFileSync(
     'cargo',
     ['build', '-q', '-p', 'user-questions-cli', '--bin', 'uq', '--message-format=json'],
