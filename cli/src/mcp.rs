@@ -13,6 +13,7 @@
 //! [`PROTOCOL_VERSIONS`], else answers the latest. Batches (JSON arrays, only in 2025-03-26)
 //! are refused with `-32600`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io::{BufRead, Write};
@@ -152,13 +153,14 @@ pub fn run(args: McpArgs) -> ExitCode {
         timeout: args.timeout,
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
         in_flight: Arc::default(),
-        structured: Arc::new(Mutex::new(true)),
+        structured: Cell::new(true),
     };
     let stdin = std::io::stdin();
     let mut workers = Vec::new();
-    for line in stdin.lock().lines() {
+    // Lines as bytes: one that is not UTF-8 is a parse error, not the end of input.
+    for line in stdin.lock().split(b'\n') {
         let Ok(line) = line else { break };
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
         if let Some(worker) = server.handle(&line) {
@@ -192,13 +194,13 @@ struct Server {
     out: Out,
     in_flight: InFlight,
     /// Whether the negotiated revision has `structuredContent` (the latest until told).
-    structured: Arc<Mutex<bool>>,
+    structured: Cell<bool>,
 }
 
 impl Server {
     /// Handles one line; returns the thread of a `tools/call` that waits for an answer.
-    fn handle(&self, line: &str) -> Option<std::thread::JoinHandle<()>> {
-        let message: Value = match serde_json::from_str(line) {
+    fn handle(&self, line: &[u8]) -> Option<std::thread::JoinHandle<()>> {
+        let message: Value = match serde_json::from_slice(line) {
             Ok(message) => message,
             Err(e) => {
                 self.out
@@ -281,7 +283,7 @@ impl Server {
         let version = requested
             .filter(|v| PROTOCOL_VERSIONS.contains(v))
             .unwrap_or(PROTOCOL_VERSIONS[0]);
-        *self.structured.lock().unwrap_or_else(|e| e.into_inner()) = STRUCTURED.contains(&version);
+        self.structured.set(STRUCTURED.contains(&version));
         json!({
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": false}},
@@ -317,7 +319,7 @@ impl Server {
         // Checked and handed to the provider now. What settles at once (a refusal, the
         // auto-responder) is answered here, in order; the rest is awaited on a thread.
         let mut pending = Box::pin(ask_user_question::execute(&self.service, &args, exec));
-        let structured = *self.structured.lock().unwrap_or_else(|e| e.into_inner());
+        let structured = self.structured.get();
         let mut poll_context = std::task::Context::from_waker(futures::task::noop_waker_ref());
         if let std::task::Poll::Ready(result) = pending.as_mut().poll(&mut poll_context) {
             self.in_flight
