@@ -247,3 +247,17 @@ def test_at_end_of_input_a_waiting_call_is_withdrawn_and_answered_ask_aborted(uq
             "error": {"name": "UserQuestionError", "code": "ASK_ABORTED", "message": message}
         },
     }
+
+
+def test_a_line_that_is_not_utf8_is_a_parse_error_and_crlf_lines_are_read(uq_bin: str) -> None:
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    done = subprocess.run(
+        [uq_bin, "mcp", "--auto", "first"],
+        input=b"\xff\xfe\n" + ping + b"\r\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = [json.loads(line) for line in done.stdout.splitlines()]
+    assert first["id"] is None and first["error"]["code"] == -32700
+    assert second == {"jsonrpc": "2.0", "id": 1, "result": {}}
