@@ -261,3 +261,76 @@ def test_a_line_that_is_not_utf8_is_a_parse_error_and_crlf_lines_are_read(uq_bin
     first, second = [json.loads(line) for line in done.stdout.splitlines()]
     assert first["id"] is None and first["error"]["code"] == -32700
     assert second == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def _http(url: str, token: str, body: Any = None) -> Any:
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+    request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+async def test_with_web_the_person_answers_or_cancels_on_the_page_api(
+    uq_bin: str, tmp_path: Path
+) -> None:
+    """``uq mcp --web``: a call waits until the page's API answers it (the result carries that
+    answer), and a question cancelled there is the ``ASK_CANCELLED`` result."""
+    import asyncio
+    import re
+    import urllib.parse
+
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("w") as errlog:
+        async with stdio_client(server(uq_bin, "--web"), errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                found = None
+                while found is None:
+                    found = re.search(r"open (\S+)", stderr_path.read_text())
+                    await asyncio.sleep(0.01)
+                url = urllib.parse.urlsplit(found[1])
+                token = urllib.parse.parse_qs(url.query)["token"][0]
+                api = f"{url.scheme}://{url.netloc}/api/v1/questions"
+
+                async def pending_ticket() -> int:
+                    while True:
+                        pending = (await asyncio.to_thread(_http, api, token))["pending"]
+                        if pending:
+                            ticket: int = pending[0]["ticket"]
+                            return ticket
+                        await asyncio.sleep(0.01)
+
+                call = asyncio.ensure_future(session.call_tool("ask_user_question", ARGS))
+                ticket = await pending_ticket()
+                answer = {
+                    "answers": [
+                        {"id": "pkg", "selected": ["npm"]},
+                        {"id": "ci", "selected": ["Tests"], "custom": "and e2e"},
+                    ]
+                }
+                assert await asyncio.to_thread(_http, f"{api}/{ticket}/answer", token, answer) == {
+                    "ok": True
+                }
+                answered = await call
+                assert answered.is_error is False
+                assert answered.structured_content == answer
+
+                call = asyncio.ensure_future(session.call_tool("ask_user_question", ARGS))
+                ticket = await pending_ticket()
+                assert await asyncio.to_thread(_http, f"{api}/{ticket}/cancel", token, {}) == {
+                    "ok": True
+                }
+                cancelled = await call
+                assert cancelled.is_error is True
+                assert cancelled.structured_content == {
+                    "error": {
+                        "name": "UserQuestionError",
+                        "code": "ASK_CANCELLED",
+                        "message": "the user cancelled ask_user_question",
+                    }
+                }
