@@ -7,7 +7,8 @@
 //! (`foreign.rs`);
 //! Python providers run on the asking thread and, when they return an awaitable, as asyncio
 //! tasks (`provider.rs`). The terminal provider (`terminal.rs`) runs its own terminal thread,
-//! from the core's `user-questions-terminal` crate.
+//! from the core's `user-questions-terminal` crate; the web and remote providers (`web.rs`,
+//! `remote.rs`) likewise run on threads of their own.
 
 use pyo3::prelude::*;
 
@@ -19,8 +20,10 @@ mod foreign;
 mod inbox;
 mod loop_future;
 mod provider;
+mod remote;
 mod service;
 mod terminal;
+mod web;
 
 /// The native module. Everything public is re-exported by `user_questions`.
 #[pymodule]
@@ -37,6 +40,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<inbox::InboxUnsubscribe>()?;
     m.add_class::<inbox::PyAutoResponder>()?;
     m.add_class::<terminal::PyTerminalProvider>()?;
+    m.add_class::<web::PyWebProvider>()?;
+    m.add_class::<remote::PyRemoteProvider>()?;
     m.add_class::<service::PyContext>()?;
     m.add_class::<service::PyService>()?;
     m.add_class::<service::PyProviderRegistration>()?;

@@ -364,6 +364,10 @@ impl PyService {
             service.register_provider(auto.get().responder)
         } else if let Ok(terminal) = provider.cast::<PyTerminalProvider>() {
             service.register_provider(terminal.get().terminal.clone())
+        } else if let Ok(web) = provider.cast::<crate::web::PyWebProvider>() {
+            service.register_provider(web.get().web.clone())
+        } else if let Ok(remote) = provider.cast::<crate::remote::PyRemoteProvider>() {
+            service.register_provider(remote.get().remote.clone())
         } else {
             let py = provider.py();
             let ask = provider.getattr(intern!(py, "ask")).ok();

@@ -2,7 +2,8 @@
 
 An asker awaits ``ctx.user_questions.ask({"questions": [...], "agent": a, "signal": s})``;
 exactly one provider per :class:`Context` (any object with an ``ask(request)`` method, a
-:class:`QuestionInbox`, an :class:`AutoResponder`, a :class:`TerminalProvider`) shows the
+:class:`QuestionInbox`, an :class:`AutoResponder`, a :class:`TerminalProvider`, a
+:class:`WebProvider`, a :class:`RemoteProvider`) shows the
 questions and returns the answer. The seam validates every request before a provider sees
 it, admits only the exact live runtime-root agent, and settles every ask exactly once. The
 behaviour is the Rust core's (docs/reference.md); this package is a thin asyncio-native
@@ -26,7 +27,9 @@ from ._native import (
     InboxUnsubscribe,
     ProviderRegistration,
     QuestionInbox,
+    RemoteProvider,
     TerminalProvider,
+    WebProvider,
     validate_answer,
 )
 from ._types import (
@@ -83,6 +86,7 @@ __all__ = [
     "ProviderRequest",
     "QuestionInbox",
     "Question",
+    "RemoteProvider",
     "Request",
     "RequestedEvent",
     "ResolvedEvent",
@@ -95,6 +99,7 @@ __all__ = [
     "ToolSuccess",
     "UserQuestionError",
     "UserQuestionService",
+    "WebProvider",
     "validate_answer",
 ]
 

@@ -15,7 +15,9 @@ from ._native import (
     AutoResponder,
     ProviderRegistration,
     QuestionInbox,
+    RemoteProvider,
     TerminalProvider,
+    WebProvider,
 )
 from ._types import (
     Answer,
@@ -137,12 +139,21 @@ class UserQuestionService:
         )
 
     def register_provider(
-        self, provider: Union[Provider, QuestionInbox, AutoResponder, TerminalProvider]
+        self,
+        provider: Union[
+            Provider,
+            QuestionInbox,
+            AutoResponder,
+            TerminalProvider,
+            WebProvider,
+            RemoteProvider,
+        ],
     ) -> ProviderRegistration:
         """Registers the one provider of this context.
 
-        A :class:`QuestionInbox`, :class:`AutoResponder` or :class:`TerminalProvider` is
-        served natively: its asks never run Python code.
+        A :class:`QuestionInbox`, :class:`AutoResponder`, :class:`TerminalProvider`,
+        :class:`WebProvider` or :class:`RemoteProvider` is served natively: its asks never
+        run Python code.
 
         Raises ``DUPLICATE_PROVIDER`` while another is registered. The registration is
         callable (disposes), has ``dispose()`` and is a context manager; disposing settles

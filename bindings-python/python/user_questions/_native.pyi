@@ -3,7 +3,7 @@
 # else an asyncio future of it (not a coroutine).
 import asyncio
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union, final
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, final
 
 from typing_extensions import disjoint_base
 
@@ -22,8 +22,10 @@ __all__ = [
     "InboxUnsubscribe",
     "ProviderRegistration",
     "QuestionInbox",
+    "RemoteProvider",
     "TerminalProvider",
     "UserQuestionService",
+    "WebProvider",
     "__version__",
     "tool_definition",
     "validate_answer",
@@ -110,6 +112,31 @@ class TerminalProvider:
     def __new__(cls) -> TerminalProvider: ...
     @property
     def interactive(self) -> bool: ...
+
+@final
+class WebProvider:
+    """A question page and JSON API over HTTP (§19), serving once constructed."""
+
+    def __new__(cls, listen: str = "127.0.0.1:0", token: Optional[str] = None) -> WebProvider: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def token(self) -> str: ...
+    @property
+    def address(self) -> Tuple[str, int]: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> WebProvider: ...
+    def __exit__(self, *_exc: object) -> None: ...
+
+@final
+class RemoteProvider:
+    """A provider that asks through a hub (§20)."""
+
+    def __new__(cls, url: str, token: str = "") -> RemoteProvider: ...
+    @property
+    def url(self) -> str: ...
 
 @final
 class ProviderRegistration:
