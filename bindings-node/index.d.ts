@@ -176,6 +176,10 @@ export declare class UserQuestionService {
   registerProvider(provider: QuestionInbox): Disposer
   /** A `TerminalProvider` is served natively: its asks never run JS. */
   registerProvider(provider: TerminalProvider): Disposer
+  /** A `WebProvider` is served natively: its asks never run JS. */
+  registerProvider(provider: WebProvider): Disposer
+  /** A `RemoteProvider` is served natively: its asks never run JS. */
+  registerProvider(provider: RemoteProvider): Disposer
 }
 
 /** What `reviewPlan` takes besides the plan. */
@@ -280,6 +284,59 @@ export declare class TerminalProvider {
   constructor()
   /** Whether it draws the interactive screen (else it asks through line prompts). */
   readonly interactive: boolean
+}
+
+/**
+ * A question page and JSON API over HTTP (docs/reference.md §19), bound and serving once
+ * constructed, on threads of its own: its asks never run JS, and with nothing pending it never
+ * keeps Node alive. Register it as the provider and open `url`. `close()` (or `using`) stops it
+ * and settles what waits on it `ASK_ABORTED`, as disposing its registration does.
+ * Throws `INVALID_ARGUMENT` for an address that cannot be bound or a token not of 1 to 256
+ * characters from `A-Z a-z 0-9 - . _ ~`.
+ */
+export declare class WebProvider {
+  #private
+  constructor(options?: {
+    /** `HOST:PORT`; default `127.0.0.1:0` (a free loopback port). */
+    listen?: string
+    /** The token to require; default 32 random bytes, base64url. */
+    token?: string
+  })
+  /** `http://HOST:PORT/?token=TOKEN`: open it to answer. */
+  readonly url: string
+  /** The token the page and API require (`Authorization: Bearer TOKEN`). */
+  readonly token: string
+  /** The host the server is bound to. */
+  readonly host: string
+  /** The port the server is bound to. */
+  readonly port: number
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /**
+   * Stops the server: what waits on it settles `ASK_ABORTED`, the port is released and the
+   * server's thread has ended when this returns. Idempotent.
+   */
+  close(): void
+  [Symbol.dispose](): void
+}
+
+/**
+ * A provider that asks through a hub (`uq serve`, docs/reference.md §20): each ask is posted to
+ * the hub and settled from its outcome (`answered`, `cancelled` → `ASK_CANCELLED`, `timed_out` →
+ * `ASK_TIMED_OUT`, `withdrawn` → `ASK_ABORTED`, `failed` → `PROVIDER_FAILED`); a hub that cannot
+ * be reached fails `PROVIDER_FAILED` naming it, never past the ask's deadline. Throws
+ * `INVALID_ARGUMENT` for a URL that is not `http://` or `https://`, or a missing token.
+ */
+export declare class RemoteProvider {
+  #private
+  constructor(options: {
+    /** The hub: `http://HOST:PORT`, or the `open` URL it prints (its token serves then). */
+    url: string
+    /** The hub's token (`Authorization: Bearer`). */
+    token?: string
+  })
+  /** The hub's address (`http://HOST:PORT`). */
+  readonly url: string
 }
 
 // ---- The tool (docs/reference.md §9) and answer checking (docs/reference.md §6) ----------------------------------

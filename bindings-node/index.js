@@ -16,6 +16,7 @@ const { QuestionInbox } = require('./lib/inbox.js')
 const { UserQuestionService } = require('./lib/service.js')
 const { TerminalProvider } = require('./lib/terminal.js')
 const { AskUserQuestionTool, validateAnswer } = require('./lib/tool.js')
+const { RemoteProvider, WebProvider } = require('./lib/web.js')
 
 exports.Context = Context
 exports.Agent = Agent
@@ -25,6 +26,8 @@ exports.UserQuestionError = UserQuestionError
 exports.QuestionInbox = QuestionInbox
 exports.AutoResponder = AutoResponder
 exports.TerminalProvider = TerminalProvider
+exports.WebProvider = WebProvider
+exports.RemoteProvider = RemoteProvider
 exports.AskUserQuestionTool = AskUserQuestionTool
 exports.validateAnswer = validateAnswer
 exports.CODES = CODES

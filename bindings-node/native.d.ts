@@ -100,6 +100,10 @@ export declare class NativeContext {
   registerAutoResponder(responder: NativeAutoResponder): NativeRegistration
   /** Registers a terminal provider; its asks never cross into JS. */
   registerTerminalProvider(provider: NativeTerminalProvider): NativeRegistration
+  /** Registers a web provider; its asks never cross into JS. */
+  registerWebProvider(provider: NativeWebProvider): NativeRegistration
+  /** Registers a remote provider; its asks never cross into JS. */
+  registerRemoteProvider(provider: NativeRemoteProvider): NativeRegistration
   /** Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live. */
   enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): NativeAgentDetach
   /** The key of the live agent under `id`, if any. */
@@ -169,6 +173,18 @@ export declare class NativeRegistration {
   get active(): boolean
 }
 
+/** A core [`RemoteProvider`]: asks through a hub. */
+export declare class NativeRemoteProvider {
+  /**
+   * A provider for the hub at `url`; `token` empty: the `token` of `url`'s query. Throws
+   * `INVALID_ARGUMENT` for a URL that is not `http://` or `https://`, or a missing token or
+   * one that cannot be sent in a header.
+   */
+  constructor(url: string, token: string)
+  /** The hub's address (`http://HOST:PORT`). */
+  get url(): string
+}
+
 /** One subscription to an inbox's events. */
 export declare class NativeSubscription {
   /** Stops delivery. Idempotent. */
@@ -191,6 +207,34 @@ export declare class NativeTerminalProvider {
   constructor()
   /** Whether it draws the interactive screen (else it asks through line prompts). */
   get interactive(): boolean
+}
+
+/**
+ * A core [`WebProvider`]: a question page and JSON API over HTTP, bound and serving once
+ * constructed.
+ */
+export declare class NativeWebProvider {
+  /**
+   * Binds `listen` (`"HOST:PORT"`, `"127.0.0.1:0"` when `null`) with `token` (random when
+   * `null`). Throws `INVALID_ARGUMENT` for an address that cannot be bound or a token not
+   * of 1 to 256 characters from `A-Z a-z 0-9 - . _ ~`.
+   */
+  constructor(listen?: string | undefined | null, token?: string | undefined | null)
+  /** `http://HOST:PORT/?token=TOKEN`. */
+  get url(): string
+  /** The token the page and API require. */
+  get token(): string
+  /** The host the server is bound to. */
+  get host(): string
+  /** The port the server is bound to. */
+  get port(): number
+  /** Whether `close()` was called. */
+  get closed(): boolean
+  /**
+   * Stops the server: what waits on it settles `ASK_ABORTED`, the port is released and the
+   * server's thread has ended when this returns. Idempotent.
+   */
+  close(): void
 }
 
 /** One code of §10: its name and its number (the C ABI's). */

@@ -11,6 +11,7 @@ const { UserQuestionError, callNative, invalidArgument, toJson } = require('./er
 const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
 const { dispatcherFor } = require('./provider.js')
 const { TerminalProvider, terminalNativeOf } = require('./terminal.js')
+const { RemoteProvider, WebProvider, remoteNativeOf, webNativeOf } = require('./web.js')
 
 /**
  * native context → count of its asks in flight. Held so that a context whose JS object is
@@ -159,8 +160,8 @@ class UserQuestionService {
 
   /**
    * Registers the one provider of this context: any object with `ask(request)` returning an
-   * answer or a Promise of one (a `QuestionInbox`, `AutoResponder` or `TerminalProvider` is
-   * served natively: its asks never run JS).
+   * answer or a Promise of one (a `QuestionInbox`, `AutoResponder`, `TerminalProvider`,
+   * `WebProvider` or `RemoteProvider` is served natively: its asks never run JS).
    * Throws `DUPLICATE_PROVIDER` while another is registered. Returns an idempotent disposer
    * that settles the asks still waiting on this provider `ASK_ABORTED`.
    * @param {unknown} provider
@@ -172,6 +173,10 @@ class UserQuestionService {
       registration = callNative(() => this.#native.registerInbox(inboxNativeOf(provider)))
     } else if (provider instanceof TerminalProvider) {
       registration = callNative(() => this.#native.registerTerminalProvider(terminalNativeOf(provider)))
+    } else if (provider instanceof WebProvider) {
+      registration = callNative(() => this.#native.registerWebProvider(webNativeOf(provider)))
+    } else if (provider instanceof RemoteProvider) {
+      registration = callNative(() => this.#native.registerRemoteProvider(remoteNativeOf(provider)))
     } else if (provider instanceof AutoResponder && provider.ask === AutoResponder.prototype.ask) {
       registration = callNative(() => this.#native.registerAutoResponder(autoNativeOf(provider)))
     } else {

@@ -24,6 +24,7 @@ use crate::inline;
 use crate::jsthread::JsFunction;
 use crate::provider::JsProvider;
 use crate::terminal::NativeTerminalProvider;
+use crate::web::{NativeRemoteProvider, NativeWebProvider};
 use crate::{Result, internal, outcome_json, to_js};
 
 /// A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks.
@@ -165,6 +166,24 @@ impl NativeContext {
         provider: &NativeTerminalProvider,
     ) -> Result<NativeRegistration> {
         self.register(provider.terminal())
+    }
+
+    /// Registers a web provider; its asks never cross into JS.
+    #[napi(catch_unwind)]
+    pub fn register_web_provider(
+        &self,
+        provider: &NativeWebProvider,
+    ) -> Result<NativeRegistration> {
+        self.register(provider.provider())
+    }
+
+    /// Registers a remote provider; its asks never cross into JS.
+    #[napi(catch_unwind)]
+    pub fn register_remote_provider(
+        &self,
+        provider: &NativeRemoteProvider,
+    ) -> Result<NativeRegistration> {
+        self.register(provider.provider())
     }
 
     /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.

@@ -19,6 +19,7 @@ mod inline;
 mod jsthread;
 mod provider;
 mod terminal;
+mod web;
 
 use napi_derive::napi;
 use user_questions::{ErrorCode, UserQuestionError};
@@ -29,6 +30,7 @@ pub use auto::NativeAutoResponder;
 pub use context::{NativeContext, NativeRegistration};
 pub use inbox::{NativeInbox, NativeSubscription};
 pub use terminal::NativeTerminalProvider;
+pub use web::{NativeRemoteProvider, NativeWebProvider};
 
 /// The status of an error thrown to JS: the §10 code name, which napi puts in `err.code`.
 #[derive(Debug, Clone, Copy)]
