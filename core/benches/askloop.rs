@@ -20,18 +20,19 @@ impl UserQuestionProvider for FirstOption {
         let answers = request
             .questions
             .iter()
-            .map(|q| AskUserQuestionAnswerItem {
-                id: q.id.clone(),
-                selected: q
-                    .option_list()
-                    .iter()
-                    .take(1)
-                    .map(|o| o.label.clone())
-                    .collect(),
-                custom: None,
+            .map(|q| {
+                AskUserQuestionAnswerItem::new(
+                    q.id.clone(),
+                    q.option_list()
+                        .iter()
+                        .take(1)
+                        .map(|o| o.label.clone())
+                        .collect(),
+                    None,
+                )
             })
             .collect();
-        Box::pin(async move { Ok(AskUserQuestionAnswer { answers }) })
+        Box::pin(async move { Ok(AskUserQuestionAnswer::new(answers)) })
     }
 }
 

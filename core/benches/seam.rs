@@ -67,18 +67,19 @@ impl UserQuestionProvider for FirstOption {
         let answers = request
             .questions
             .iter()
-            .map(|q| AskUserQuestionAnswerItem {
-                id: q.id.clone(),
-                selected: q
-                    .option_list()
-                    .iter()
-                    .take(1)
-                    .map(|o| o.label.clone())
-                    .collect(),
-                custom: None,
+            .map(|q| {
+                AskUserQuestionAnswerItem::new(
+                    q.id.clone(),
+                    q.option_list()
+                        .iter()
+                        .take(1)
+                        .map(|o| o.label.clone())
+                        .collect(),
+                    None,
+                )
             })
             .collect();
-        Box::pin(async move { Ok(AskUserQuestionAnswer { answers }) })
+        Box::pin(async move { Ok(AskUserQuestionAnswer::new(answers)) })
     }
 }
 
@@ -265,17 +266,12 @@ fn self_check() {
         };
         let theirs = match block_on(service.ask(ref_request)) {
             Ok(a) => {
-                let answer = AskUserQuestionAnswer {
-                    answers: a
-                        .answers
+                let answer = AskUserQuestionAnswer::new(
+                    a.answers
                         .into_iter()
-                        .map(|i| AskUserQuestionAnswerItem {
-                            id: i.id,
-                            selected: i.selected,
-                            custom: i.custom,
-                        })
+                        .map(|i| AskUserQuestionAnswerItem::new(i.id, i.selected, i.custom))
                         .collect(),
-                };
+                );
                 answer.to_compact_json()
             }
             Err(e) => format!("{}: {}", e.code, e.message),

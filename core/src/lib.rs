@@ -16,7 +16,7 @@
 //!     .unwrap();
 //! let mut question = AskUserQuestionItem::new("go", "Proceed?");
 //! question.options = Some(vec![
-//!     user_questions::AskUserQuestionOption { label: "Yes".into(), description: None },
+//!     user_questions::AskUserQuestionOption::new("Yes", None),
 //! ]);
 //! let answer = futures::executor::block_on(
 //!     ctx.user_questions().ask(AskUserQuestionRequest::new(vec![question])),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// One choice offered by a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AskUserQuestionOption {
     /// The user-facing label; a recommended option's label ends with ` (Recommended)`.
     pub label: String,
@@ -20,6 +21,7 @@ pub struct AskUserQuestionOption {
 /// A declared presentation intent, e.g. `plan-review`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AskUserQuestionIntent {
     /// The intent's kind; the known kind is [`PLAN_REVIEW`](AskUserQuestionIntent::PLAN_REVIEW).
     pub kind: String,
@@ -27,7 +29,25 @@ pub struct AskUserQuestionIntent {
     pub approve: String,
 }
 
+impl AskUserQuestionOption {
+    /// An option with this label and, optionally, a description.
+    pub fn new(label: impl Into<String>, description: Option<String>) -> Self {
+        AskUserQuestionOption {
+            label: label.into(),
+            description,
+        }
+    }
+}
+
 impl AskUserQuestionIntent {
+    /// An intent of this kind whose approving option is labelled `approve`.
+    pub fn new(kind: impl Into<String>, approve: impl Into<String>) -> Self {
+        AskUserQuestionIntent {
+            kind: kind.into(),
+            approve: approve.into(),
+        }
+    }
+
     /// The one intent kind UIs are expected to know.
     pub const PLAN_REVIEW: &'static str = "plan-review";
 }
@@ -35,6 +55,7 @@ impl AskUserQuestionIntent {
 /// One question of a batch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AskUserQuestionItem {
     /// Stable id, echoed in the answer.
     pub id: String,
@@ -85,6 +106,7 @@ impl AskUserQuestionItem {
 /// The answer to one question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AskUserQuestionAnswerItem {
     /// The question's id.
     pub id: String,
@@ -96,6 +118,15 @@ pub struct AskUserQuestionAnswerItem {
 }
 
 impl AskUserQuestionAnswerItem {
+    /// The answer to question `id`: these labels and, optionally, free text.
+    pub fn new(id: impl Into<String>, selected: Vec<String>, custom: Option<String>) -> Self {
+        AskUserQuestionAnswerItem {
+            id: id.into(),
+            selected,
+            custom,
+        }
+    }
+
     /// A skipped question: `{ id, selected: [] }`.
     pub fn skipped(id: impl Into<String>) -> Self {
         AskUserQuestionAnswerItem {
@@ -109,12 +140,18 @@ impl AskUserQuestionAnswerItem {
 /// The answer to a batch: one item per question, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AskUserQuestionAnswer {
     /// One item per question.
     pub answers: Vec<AskUserQuestionAnswerItem>,
 }
 
 impl AskUserQuestionAnswer {
+    /// An answer with these items, one per question, in order.
+    pub fn new(answers: Vec<AskUserQuestionAnswerItem>) -> Self {
+        AskUserQuestionAnswer { answers }
+    }
+
     /// Compact JSON with keys `id, selected, custom` in that order and no whitespace.
     pub fn to_compact_json(&self) -> String {
         // Serializing plain structs of strings cannot fail.

@@ -22,7 +22,7 @@ fn text() -> impl Strategy<Value = String> {
 
 fn option() -> impl Strategy<Value = AskUserQuestionOption> {
     (text(), proptest::option::of(text()))
-        .prop_map(|(label, description)| AskUserQuestionOption { label, description })
+        .prop_map(|(label, description)| AskUserQuestionOption::new(label, description))
 }
 
 fn item() -> impl Strategy<Value = AskUserQuestionItem> {
@@ -36,14 +36,15 @@ fn item() -> impl Strategy<Value = AskUserQuestionItem> {
         proptest::option::of((text(), text())),
     )
         .prop_map(
-            |(id, question, detail, header, options, multi_select, intent)| AskUserQuestionItem {
-                id,
-                question,
-                detail,
-                header,
-                options,
-                multi_select,
-                intent: intent.map(|(kind, approve)| AskUserQuestionIntent { kind, approve }),
+            |(id, question, detail, header, options, multi_select, intent)| {
+                let mut item = AskUserQuestionItem::new(id, question);
+                item.detail = detail;
+                item.header = header;
+                item.options = options;
+                item.multi_select = multi_select;
+                item.intent =
+                    intent.map(|(kind, approve)| AskUserQuestionIntent::new(kind, approve));
+                item
             },
         )
 }
@@ -54,11 +55,7 @@ fn answer_item() -> impl Strategy<Value = AskUserQuestionAnswerItem> {
         proptest::collection::vec(text(), 0..4),
         proptest::option::of(text()),
     )
-        .prop_map(|(id, selected, custom)| AskUserQuestionAnswerItem {
-            id,
-            selected,
-            custom,
-        })
+        .prop_map(|(id, selected, custom)| AskUserQuestionAnswerItem::new(id, selected, custom))
 }
 
 /// Questions that pass §3 #5: unique ids, unique labels per question, intents that fit.
@@ -80,19 +77,16 @@ fn valid_questions() -> impl Strategy<Value = Vec<AskUserQuestionItem>> {
                 let labels: Vec<String> = labels.into_iter().collect();
                 let mut q = AskUserQuestionItem::new(format!("q{i}"), "?");
                 if with_intent && !labels.is_empty() {
-                    q.intent = Some(AskUserQuestionIntent {
-                        kind: "plan-review".into(),
-                        approve: labels[pick as usize % labels.len()].clone(),
-                    });
+                    q.intent = Some(AskUserQuestionIntent::new(
+                        "plan-review",
+                        labels[pick as usize % labels.len()].clone(),
+                    ));
                     q.detail = Some("the plan".into());
                 }
                 q.options = Some(
                     labels
                         .into_iter()
-                        .map(|label| AskUserQuestionOption {
-                            label,
-                            description: None,
-                        })
+                        .map(|label| AskUserQuestionOption::new(label, None))
                         .collect(),
                 );
                 q.multi_select = Some(multi);
@@ -127,7 +121,7 @@ proptest! {
 
     #[test]
     fn answers_round_trip_through_json(items in proptest::collection::vec(answer_item(), 0..4)) {
-        let answer = AskUserQuestionAnswer { answers: items };
+        let answer = AskUserQuestionAnswer::new(items);
         let text = answer.to_compact_json();
         prop_assert_eq!(parse_answer(&serde_json::from_str(&text).unwrap()).unwrap(), answer.clone());
         let back: AskUserQuestionAnswer = serde_json::from_str(&text).unwrap();
@@ -182,7 +176,7 @@ proptest! {
         let _reg = (!broken.contains(&6)).then(|| ctx.user_questions().register_provider(inbox.clone()).unwrap());
         let mut questions = vec![AskUserQuestionItem::new("a", "?"), AskUserQuestionItem::new("b", "?")];
         if broken.contains(&4) {
-            questions[1].intent = Some(AskUserQuestionIntent { kind: "plan-review".into(), approve: "Go".into() });
+            questions[1].intent = Some(AskUserQuestionIntent::new("plan-review", "Go"));
         }
         if broken.contains(&5) { questions[1].id = "a".into(); }
         if broken.contains(&1) { questions.clear(); }

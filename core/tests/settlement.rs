@@ -93,10 +93,10 @@ fn checks_run_in_order_and_the_provider_is_not_reached() {
     let _r = ctx.agents().enter(&root, None).unwrap();
     let _c = ctx.agents().enter(&child, Some(&root)).unwrap();
     let mut bad = questions();
-    bad[0].intent = Some(user_questions::AskUserQuestionIntent {
-        kind: "plan-review".into(),
-        approve: "Ship".into(),
-    });
+    bad[0].intent = Some(user_questions::AskUserQuestionIntent::new(
+        "plan-review",
+        "Ship",
+    ));
     let err = block_on(
         ctx.user_questions()
             .ask(AskUserQuestionRequest::new(bad.clone()).with_agent(child.clone())),

@@ -85,10 +85,7 @@ async fn person(base: String) {
 
 fn question() -> AskUserQuestionItem {
     let mut q = AskUserQuestionItem::new("q", "Proceed?");
-    q.options = Some(vec![AskUserQuestionOption {
-        label: "A".into(),
-        description: None,
-    }]);
+    q.options = Some(vec![AskUserQuestionOption::new("A", None)]);
     q
 }
 

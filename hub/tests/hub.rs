@@ -77,10 +77,7 @@ fn question(id: &str, labels: &[&str]) -> AskUserQuestionItem {
     q.options = Some(
         labels
             .iter()
-            .map(|l| AskUserQuestionOption {
-                label: (*l).to_owned(),
-                description: None,
-            })
+            .map(|l| AskUserQuestionOption::new((*l).to_owned(), None))
             .collect(),
     );
     q

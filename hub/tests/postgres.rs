@@ -127,10 +127,7 @@ fn question(id: &str) -> AskUserQuestionItem {
     q.options = Some(
         ["A", "B"]
             .iter()
-            .map(|l| AskUserQuestionOption {
-                label: (*l).into(),
-                description: None,
-            })
+            .map(|l| AskUserQuestionOption::new(*l, None))
             .collect(),
     );
     q

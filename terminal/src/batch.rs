@@ -193,9 +193,8 @@ impl Batch {
 
     /// The answer as it stands (skips for questions not answered yet).
     pub fn answer(&self) -> AskUserQuestionAnswer {
-        AskUserQuestionAnswer {
-            answers: self
-                .questions
+        AskUserQuestionAnswer::new(
+            self.questions
                 .iter()
                 .zip(&self.states)
                 .map(|(q, s)| {
@@ -204,7 +203,7 @@ impl Batch {
                         .unwrap_or_else(|| AskUserQuestionAnswerItem::skipped(q.id.clone()))
                 })
                 .collect(),
-        }
+        )
     }
 
     /// Applies a key. Esc and ctrl-c (cancel) are handled by the caller.
@@ -311,28 +310,18 @@ impl Batch {
             }
             Entry::Other if state.feedback_for.is_some() && custom_text(&state.text).is_none() => {
                 let o = state.feedback_for.unwrap_or_default();
-                AskUserQuestionAnswerItem {
-                    id,
-                    selected: vec![options[o].label.clone()],
-                    custom: None,
-                }
+                AskUserQuestionAnswerItem::new(id, vec![options[o].label.clone()], None)
             }
             Entry::Skip => {
                 state.checked.iter_mut().for_each(|c| *c = false);
                 state.text.clear();
                 AskUserQuestionAnswerItem::skipped(id)
             }
-            Entry::Option(o) if !question.is_multi_select() => AskUserQuestionAnswerItem {
-                id,
-                selected: vec![options[o].label.clone()],
-                custom: None,
-            },
+            Entry::Option(o) if !question.is_multi_select() => {
+                AskUserQuestionAnswerItem::new(id, vec![options[o].label.clone()], None)
+            }
             Entry::Other if !question.is_multi_select() => match custom_text(&state.text) {
-                Some(text) => AskUserQuestionAnswerItem {
-                    id,
-                    selected: Vec::new(),
-                    custom: Some(text),
-                },
+                Some(text) => AskUserQuestionAnswerItem::new(id, Vec::new(), Some(text)),
                 None => {
                     self.notice = Some(if options.is_empty() {
                         "Type an answer first, or choose Skip.".into()
@@ -355,11 +344,7 @@ impl Batch {
                         Some("Nothing selected: space checks an option, or choose Skip.".into());
                     return Some(Step::Redraw);
                 }
-                AskUserQuestionAnswerItem {
-                    id,
-                    selected,
-                    custom,
-                }
+                AskUserQuestionAnswerItem::new(id, selected, custom)
             }
         };
         state.answered = Some(item);
@@ -397,10 +382,7 @@ mod tests {
         q.options = Some(
             labels
                 .iter()
-                .map(|l| AskUserQuestionOption {
-                    label: (*l).into(),
-                    description: None,
-                })
+                .map(|l| AskUserQuestionOption::new(*l, None))
                 .collect(),
         );
         q.multi_select = multi.then_some(true);
@@ -576,10 +558,7 @@ mod tests {
     fn plan_review_puts_approve_first() {
         let mut q = question("plan", &["Revise", "Approve", "Reject"], false);
         q.detail = Some("the plan".into());
-        q.intent = Some(AskUserQuestionIntent {
-            kind: "plan-review".into(),
-            approve: "Approve".into(),
-        });
+        q.intent = Some(AskUserQuestionIntent::new("plan-review", "Approve"));
         let layout = Layout::of(&q);
         assert_eq!(layout.approve, Some(1));
         assert_eq!(
@@ -608,10 +587,7 @@ mod tests {
     fn review_question() -> AskUserQuestionItem {
         let mut q = question("plan", &["Approve", "Revise", "Reject"], false);
         q.detail = Some("the plan".into());
-        q.intent = Some(AskUserQuestionIntent {
-            kind: "plan-review".into(),
-            approve: "Approve".into(),
-        });
+        q.intent = Some(AskUserQuestionIntent::new("plan-review", "Approve"));
         q
     }
 

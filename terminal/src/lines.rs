@@ -198,7 +198,7 @@ impl LinePrompter {
                         .unwrap_or_else(|| AskUserQuestionAnswerItem::skipped(q.id.clone()))
                 })
                 .collect();
-            return Ok(LineStep::Done(AskUserQuestionAnswer { answers }));
+            return Ok(LineStep::Done(AskUserQuestionAnswer::new(answers)));
         }
         self.show_question(out)?;
         Ok(LineStep::NeedLine)
@@ -228,27 +228,15 @@ impl LinePrompter {
         }
         if let Some(revise) = self.awaiting_feedback.take() {
             let item = match custom_text(line) {
-                Some(text) => AskUserQuestionAnswerItem {
-                    id,
-                    selected: Vec::new(),
-                    custom: Some(text),
-                },
-                None => AskUserQuestionAnswerItem {
-                    id,
-                    selected: vec![revise],
-                    custom: None,
-                },
+                Some(text) => AskUserQuestionAnswerItem::new(id, Vec::new(), Some(text)),
+                None => AskUserQuestionAnswerItem::new(id, vec![revise], None),
             };
             return self.record(item, out);
         }
         if let Some(selected) = self.awaiting_text.take() {
             return match custom_text(line) {
                 Some(text) => self.record(
-                    AskUserQuestionAnswerItem {
-                        id,
-                        selected,
-                        custom: Some(text),
-                    },
+                    AskUserQuestionAnswerItem::new(id, selected, Some(text)),
                     out,
                 ),
                 None => {
@@ -275,11 +263,7 @@ impl LinePrompter {
         let options = q.option_list();
         if options.is_empty() {
             return self.record(
-                AskUserQuestionAnswerItem {
-                    id,
-                    selected: Vec::new(),
-                    custom: Some(trimmed.to_owned()),
-                },
+                AskUserQuestionAnswerItem::new(id, Vec::new(), Some(trimmed.to_owned())),
                 out,
             );
         }
@@ -335,14 +319,7 @@ impl LinePrompter {
             out.flush()?;
             return Ok(LineStep::NeedLine);
         }
-        self.record(
-            AskUserQuestionAnswerItem {
-                id,
-                selected,
-                custom: None,
-            },
-            out,
-        )
+        self.record(AskUserQuestionAnswerItem::new(id, selected, None), out)
     }
 }
 
@@ -356,10 +333,7 @@ mod tests {
         q.options = Some(
             labels
                 .iter()
-                .map(|l| AskUserQuestionOption {
-                    label: (*l).into(),
-                    description: Some(format!("about {l}")),
-                })
+                .map(|l| AskUserQuestionOption::new(*l, Some(format!("about {l}"))))
                 .collect(),
         );
         q.multi_select = multi.then_some(true);
@@ -459,10 +433,7 @@ mod tests {
         let mut plan = question("plan", &["Revise", "Approve"], false);
         plan.header = Some("Plan".into());
         plan.detail = Some("1. do it".into());
-        plan.intent = Some(AskUserQuestionIntent {
-            kind: "plan-review".into(),
-            approve: "Approve".into(),
-        });
+        plan.intent = Some(AskUserQuestionIntent::new("plan-review", "Approve"));
         let (step, out) = run(vec![plan], &["1"]);
         assert_eq!(
             answer_json(&step),
@@ -479,10 +450,7 @@ mod tests {
     fn plan() -> AskUserQuestionItem {
         let mut plan = question("plan", &["Approve", "Revise", "Reject"], false);
         plan.detail = Some("1. do it".into());
-        plan.intent = Some(AskUserQuestionIntent {
-            kind: "plan-review".into(),
-            approve: "Approve".into(),
-        });
+        plan.intent = Some(AskUserQuestionIntent::new("plan-review", "Approve"));
         plan
     }
 

@@ -645,19 +645,13 @@ mod tests {
         q.header = Some("Plan".into());
         q.detail = Some("## Steps\n\n1. one\n2. two\n3. three\n4. four\n5. five".into());
         q.options = Some(vec![
-            AskUserQuestionOption {
-                label: "Revise".into(),
-                description: Some("Change it first.".into()),
-            },
-            AskUserQuestionOption {
-                label: "Approve (Recommended)".into(),
-                description: Some("Go.".into()),
-            },
+            AskUserQuestionOption::new("Revise", Some("Change it first.".into())),
+            AskUserQuestionOption::new("Approve (Recommended)", Some("Go.".into())),
         ]);
-        q.intent = Some(AskUserQuestionIntent {
-            kind: "plan-review".into(),
-            approve: "Approve (Recommended)".into(),
-        });
+        q.intent = Some(AskUserQuestionIntent::new(
+            "plan-review",
+            "Approve (Recommended)",
+        ));
         q
     }
 
@@ -766,10 +760,7 @@ mod tests {
     #[test]
     fn review_lists_every_answer() {
         let mut a = AskUserQuestionItem::new("a", "First?");
-        a.options = Some(vec![AskUserQuestionOption {
-            label: "Yes".into(),
-            description: None,
-        }]);
+        a.options = Some(vec![AskUserQuestionOption::new("Yes", None)]);
         let b = AskUserQuestionItem::new("b", "Second?");
         let mut batch = Batch::new(vec![a, b].into());
         batch.handle(crate::batch::Key::Char('1'));

@@ -23,10 +23,7 @@ fn question(id: &str, header: &str, text: &str) -> AskUserQuestionItem {
     q.options = Some(
         ["x", "y"]
             .iter()
-            .map(|l| AskUserQuestionOption {
-                label: (*l).into(),
-                description: None,
-            })
+            .map(|l| AskUserQuestionOption::new(*l, None))
             .collect(),
     );
     q

@@ -26,14 +26,8 @@ fn question(id: &str) -> AskUserQuestionItem {
     let mut q = AskUserQuestionItem::new(id, format!("Question {id}?"));
     q.header = Some("Bench".into());
     q.options = Some(vec![
-        AskUserQuestionOption {
-            label: "A (Recommended)".into(),
-            description: Some("The first choice.".into()),
-        },
-        AskUserQuestionOption {
-            label: "B".into(),
-            description: None,
-        },
+        AskUserQuestionOption::new("A (Recommended)", Some("The first choice.".into())),
+        AskUserQuestionOption::new("B", None),
     ]);
     q
 }
