@@ -116,7 +116,7 @@ fn ask_web_prints_the_answer_given_on_the_page() {
         "{pending}"
     );
     let answer = r#"{"answers":[{"id":"pkg","selected":["npm"]},{"id":"checks","selected":["Lint","Type check"],"custom":"Fuzzing"}]}"#;
-    let (status, body) = web.request("POST", "/api/v1/questions/1/answer", &answer);
+    let (status, body) = web.request("POST", "/api/v1/questions/1/answer", answer);
     assert_eq!((status, body.as_str()), (200, r#"{"ok":true}"#));
     let (code, out, err) = web.finish();
     assert_eq!(code, 0, "{err}");
