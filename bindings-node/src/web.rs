@@ -11,46 +11,11 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use user_questions::{ProviderFuture, ProviderRequest, UserQuestionProvider};
+use user_questions::DropAside;
 use user_questions_remote::RemoteProvider;
 use user_questions_web::WebProvider;
 
 use crate::{Result, to_js};
-
-/// A provider whose last drop happens on a short-lived thread of its own: dropping a web or
-/// remote provider may wait for its threads (a few seconds at most).
-pub(crate) struct DropAside<P: Send + 'static>(Option<P>);
-
-impl<P: Send + 'static> DropAside<P> {
-    fn new(provider: P) -> Self {
-        DropAside(Some(provider))
-    }
-
-    fn get(&self) -> &P {
-        self.0.as_ref().expect("present until dropped")
-    }
-}
-
-impl<P: Send + 'static> Drop for DropAside<P> {
-    fn drop(&mut self) {
-        if let Some(provider) = self.0.take() {
-            // When no thread can be had, `spawn` drops the provider here instead.
-            let _ = std::thread::Builder::new()
-                .name("user-questions-drop".into())
-                .spawn(move || drop(provider));
-        }
-    }
-}
-
-impl<P: UserQuestionProvider + Send + 'static> UserQuestionProvider for DropAside<P> {
-    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
-        self.get().ask(request)
-    }
-
-    fn decides_withdrawal_races(&self) -> bool {
-        self.get().decides_withdrawal_races()
-    }
-}
 
 /// A core [`WebProvider`]: a question page and JSON API over HTTP, bound and serving once
 /// constructed.

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use user_questions_remote::RemoteProvider;
 
 use crate::errors::SeamResult;
-use crate::web::DropAside;
+use user_questions::DropAside;
 
 /// A provider that asks through a hub (`uq serve`, §20): each ask is posted to the hub and
 /// settled from its outcome. Register it with `ctx.user_questions.register_provider(remote)`.

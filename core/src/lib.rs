@@ -37,6 +37,7 @@ pub mod agents;
 pub mod answer;
 pub mod auto;
 pub mod deadline;
+mod drop_aside;
 pub mod error;
 pub mod inbox;
 pub mod inline;
@@ -59,6 +60,7 @@ pub use agents::{Agent, AgentDetach, AgentRegistry, Standing};
 pub use answer::validate_answer;
 pub use auto::{AutoPolicy, AutoResponder};
 pub use deadline::Deadline;
+pub use drop_aside::DropAside;
 pub use error::{ErrorCode, Result, UserQuestionError, messages};
 pub use inbox::{InboxEvent, InboxSubscription, Outcome, PendingQuestion, QuestionInbox};
 pub use parse::{
