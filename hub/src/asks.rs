@@ -14,11 +14,11 @@ use user_questions::{
     AskUserQuestionItem, AskUserQuestionRequest, ErrorCode, UserQuestionError, validate,
 };
 
-use crate::events::Events;
 use crate::now_ms;
 use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
 };
+use user_questions_web::events::EventLog;
 
 /// The longest long poll.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -148,7 +148,7 @@ pub(crate) struct Config {
 
 pub(crate) struct Asks {
     store: Arc<dyn Store>,
-    pub events: Events,
+    pub events: EventLog,
     live: Mutex<BTreeMap<u64, Live>>,
     last_ticket: AtomicU64,
     config: Config,
@@ -167,7 +167,7 @@ impl Asks {
         let epoch = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let events = Events::starting_after(epoch.saturating_mul(1000));
+        let events = EventLog::starting_after(epoch.saturating_mul(1000));
         for record in pending {
             let entry = Live::from_record(&record, !store.shared());
             events.requested(record.ticket, entry.p(record.ticket).into());

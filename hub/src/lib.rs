@@ -25,24 +25,22 @@
 #![forbid(unsafe_code)]
 
 mod asks;
-mod assets;
-mod events;
 mod http;
 mod notify;
 pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use tokio::sync::oneshot;
+use user_questions_web::http as web;
 
-pub use http::MAX_BODY_BYTES;
 pub use store::{DEFAULT_STORE, Store, StoreError};
+pub use user_questions_web::MAX_BODY_BYTES;
 
 /// The listen address used when none is given: loopback, a free port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
@@ -108,46 +106,10 @@ impl std::fmt::Display for HubError {
 impl std::error::Error for HubError {}
 
 fn check_token(token: &str) -> Result<(), HubError> {
-    let fits = (1..=256).contains(&token.len())
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-    if fits {
+    if web::token_fits(token) {
         Ok(())
     } else {
-        Err(HubError(
-            "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~".into(),
-        ))
-    }
-}
-
-fn random_token() -> Result<String, HubError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| HubError(format!("cannot draw a random token: {e}")))?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// The address to print for a server bound to `addr`: an unspecified address is shown as this
-/// machine's address on its default route (no packet is sent), or loopback when there is none.
-fn display_host(addr: SocketAddr) -> IpAddr {
-    if !addr.ip().is_unspecified() {
-        return addr.ip();
-    }
-    let probe = if addr.is_ipv4() {
-        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
-            s.connect("192.0.2.1:9")?;
-            s.local_addr()
-        })
-    } else {
-        UdpSocket::bind("[::]:0").and_then(|s| {
-            s.connect("[2001:db8::1]:9")?;
-            s.local_addr()
-        })
-    };
-    match probe {
-        Ok(local) if !local.ip().is_unspecified() => local.ip(),
-        _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        Err(HubError(web::TOKEN_RULE.into()))
     }
 }
 
@@ -184,23 +146,16 @@ impl Hub {
                 check_token(token)?;
                 token.clone()
             }
-            None => random_token()?,
+            None => web::random_token().map_err(HubError)?,
         };
         let listen = config.listen.as_str();
-        let cannot = |e: std::io::Error| HubError(format!("cannot listen on {listen}: {e}"));
-        let listener = TcpListener::bind(listen).map_err(cannot)?;
-        listener.set_nonblocking(true).map_err(cannot)?;
-        let addr = listener.local_addr().map_err(cannot)?;
-        let loopback = addr.ip().is_loopback();
-        if !loopback {
+        let (listener, addr) = web::bind(listen).map_err(HubError)?;
+        if !addr.ip().is_loopback() {
             eprintln!(
                 "user-questions hub: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token (put a TLS proxy in front)"
             );
         }
-        let url = format!(
-            "http://{}/?token={token}",
-            SocketAddr::new(display_host(addr), addr.port())
-        );
+        let url = format!("{}/?token={token}", web::base_url(addr));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -241,9 +196,7 @@ impl Hub {
                 };
                 let server = Arc::new(http::Server {
                     asks: asks.clone(),
-                    token: server_token,
-                    cookie_name: format!("uq-session-{}", addr.port()),
-                    loopback,
+                    access: web::Access::new(server_token, addr),
                 });
                 let _ = loaded_tx.send(Ok(asks));
                 run_server(runtime, listener, server, stopped, signals);
@@ -277,10 +230,7 @@ impl Hub {
 
     /// `http://HOST:PORT` (no token): what a `RemoteProvider` is given.
     pub fn base_url(&self) -> String {
-        format!(
-            "http://{}",
-            SocketAddr::new(display_host(self.addr), self.addr.port())
-        )
+        web::base_url(self.addr)
     }
 
     /// The address the server is bound to.

@@ -192,7 +192,7 @@ async fn migrate(client: &Client) -> StoreResult<()> {
 impl Store for PostgresStore {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
         Box::pin(async move {
-            let expires_at = ask.timeout_ms.map(|ms| ask.asked_at + ms as i64);
+            let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
             let row = self
                 .client
@@ -209,19 +209,7 @@ impl Store for PostgresStore {
                 .await
                 .map_err(pg_error)?;
             if let Some(row) = row {
-                return Ok(Created::New(AskRecord {
-                    ticket: row.get::<_, i64>(0) as u64,
-                    questions: ask.questions,
-                    agent_id: ask.agent_id,
-                    key: ask.key,
-                    asked_at: ask.asked_at,
-                    timeout_ms: ask.timeout_ms,
-                    expires_at,
-                    status: Status::Pending,
-                    answer: None,
-                    message: None,
-                    settled_at: None,
-                }));
+                return Ok(Created::New(ask.stored(row.get::<_, i64>(0) as u64)));
             }
             // The key is taken: that ask.
             match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {

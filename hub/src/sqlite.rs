@@ -298,7 +298,7 @@ impl Store for SqliteStore {
             {
                 return Ok(Created::Existing(existing));
             }
-            let expires_at = ask.timeout_ms.map(|ms| ask.asked_at + ms as i64);
+            let expires_at = ask.expires_at();
             let ticket: i64 = conn
                 .prepare_cached(
                     "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
@@ -315,19 +315,7 @@ impl Store for SqliteStore {
                     ],
                     |r| r.get(0),
                 )?;
-            Ok(Created::New(AskRecord {
-                ticket: ticket as u64,
-                questions: ask.questions,
-                agent_id: ask.agent_id,
-                key: ask.key,
-                asked_at: ask.asked_at,
-                timeout_ms: ask.timeout_ms,
-                expires_at,
-                status: Status::Pending,
-                answer: None,
-                message: None,
-                settled_at: None,
-            }))
+            Ok(Created::New(ask.stored(ticket as u64)))
         })
     }
 

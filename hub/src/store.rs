@@ -122,6 +122,30 @@ pub struct NewAsk {
     pub timeout_ms: Option<u64>,
 }
 
+impl NewAsk {
+    /// When it expires: `asked_at + timeout_ms`, when it has a deadline.
+    pub fn expires_at(&self) -> Option<i64> {
+        self.timeout_ms.map(|ms| self.asked_at + ms as i64)
+    }
+
+    /// The ask as stored under `ticket`: pending, its deadline not yet moved.
+    pub fn stored(self, ticket: u64) -> AskRecord {
+        AskRecord {
+            ticket,
+            expires_at: self.expires_at(),
+            questions: self.questions,
+            agent_id: self.agent_id,
+            key: self.key,
+            asked_at: self.asked_at,
+            timeout_ms: self.timeout_ms,
+            status: Status::Pending,
+            answer: None,
+            message: None,
+            settled_at: None,
+        }
+    }
+}
+
 /// What [`Store::create`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Created {

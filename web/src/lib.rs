@@ -26,27 +26,33 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod assets;
+// Shared with the hub (crate `user-questions-hub`), which serves the same page and API: not
+// part of this crate's supported API.
+#[doc(hidden)]
+pub mod assets;
+#[doc(hidden)]
+pub mod events;
+#[doc(hidden)]
+pub mod http;
 mod hub;
 mod server;
 
 use std::fmt;
 use std::future::Future;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, TcpListener};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use base64::Engine as _;
 use tokio::sync::oneshot;
 use user_questions::{
     AbortController, AbortListener, ErrorCode, InboxSubscription, ProviderFuture, ProviderRequest,
     QuestionInbox, Result, UserQuestionError, UserQuestionProvider,
 };
 
-pub use server::MAX_BODY_BYTES;
+pub use http::MAX_BODY_BYTES;
 
 /// The listen address used when none is given: loopback, a free port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
@@ -98,52 +104,15 @@ impl WebProviderBuilder {
 }
 
 fn check_token(token: &str) -> Result<()> {
-    let fits = (1..=256).contains(&token.len())
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-    if fits {
+    if http::token_fits(token) {
         Ok(())
     } else {
-        Err(UserQuestionError::invalid_argument(
-            "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~",
-        ))
+        Err(UserQuestionError::invalid_argument(http::TOKEN_RULE))
     }
 }
 
 fn random_token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        UserQuestionError::new(
-            ErrorCode::Internal,
-            format!("cannot draw a random token: {e}"),
-        )
-    })?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// The address to print for a server bound to `addr`: an unspecified address (`0.0.0.0`, `::`)
-/// is shown as this machine's address on its default route, so that the URL opens on another
-/// device (no packet is sent to find it), or loopback when there is none.
-fn display_host(addr: SocketAddr) -> IpAddr {
-    if !addr.ip().is_unspecified() {
-        return addr.ip();
-    }
-    let probe = if addr.is_ipv4() {
-        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
-            s.connect("192.0.2.1:9")?;
-            s.local_addr()
-        })
-    } else {
-        UdpSocket::bind("[::]:0").and_then(|s| {
-            s.connect("[2001:db8::1]:9")?;
-            s.local_addr()
-        })
-    };
-    match probe {
-        Ok(local) if !local.ip().is_unspecified() => local.ip(),
-        _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
-    }
+    http::random_token().map_err(|e| UserQuestionError::new(ErrorCode::Internal, e))
 }
 
 struct Shared {
@@ -174,7 +143,7 @@ impl Shared {
         // Withdraw what waits (browsers see `resolved` … `aborted`), then end the streams.
         self.closed.abort();
         running.subscription.unsubscribe();
-        self.hub.close();
+        self.hub.events.close();
         let _ = running.stop.send(());
         if !ON_SERVER_THREAD.with(|f| f.get()) {
             let _ = running.thread.join();
@@ -222,22 +191,13 @@ impl WebProvider {
     }
 
     fn start(listen: &str, token: String) -> Result<WebProvider> {
-        let cannot = |e: std::io::Error| {
-            UserQuestionError::invalid_argument(format!("cannot listen on {listen}: {e}"))
-        };
-        let listener = TcpListener::bind(listen).map_err(cannot)?;
-        listener.set_nonblocking(true).map_err(cannot)?;
-        let addr = listener.local_addr().map_err(cannot)?;
-        let loopback = addr.ip().is_loopback();
-        if !loopback {
+        let (listener, addr) = http::bind(listen).map_err(UserQuestionError::invalid_argument)?;
+        if !addr.ip().is_loopback() {
             eprintln!(
                 "user-questions web: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token"
             );
         }
-        let url = format!(
-            "http://{}/?token={token}",
-            SocketAddr::new(display_host(addr), addr.port())
-        );
+        let url = format!("{}/?token={token}", http::base_url(addr));
 
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
@@ -262,9 +222,7 @@ impl WebProvider {
         let server = Arc::new(server::Server {
             inbox: inbox.clone(),
             hub: hub.clone(),
-            token: token.clone(),
-            cookie_name: format!("uq-session-{}", addr.port()),
-            loopback,
+            access: http::Access::new(token.clone(), addr),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -319,7 +277,7 @@ impl WebProvider {
 
     /// The number of event streams open now (as last counted).
     pub fn event_streams(&self) -> usize {
-        self.shared.hub.clients()
+        self.shared.hub.events.clients()
     }
 
     /// Whether [`close`](Self::close) was called.

@@ -1,26 +1,36 @@
-//! The event stream behind `GET /api/v1/events` (§19): every event gets a sequence number, a
-//! bounded log keeps the recent ones for `Last-Event-ID` resumes, and each connected stream has
-//! a bounded channel. Nothing here waits: an event is numbered, logged and offered to every
-//! stream with `try_send`; a stream whose channel is full is disconnected (its browser
-//! reconnects with `Last-Event-ID` and resumes from the log).
+//! The event stream behind `GET /api/v1/events` (§19), shared by the web provider and the hub:
+//! every event gets a sequence number, a bounded log keeps the recent ones for `Last-Event-ID`
+//! resumes, and each connected stream has a bounded channel. Nothing here waits: an event is
+//! numbered, logged and offered to every stream with `try_send`; a stream whose channel is full
+//! is disconnected (its browser reconnects with `Last-Event-ID` and resumes from the log).
+//!
+//! Not part of the supported API of this crate: it changes with the hub, in the same release.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use axum::http::header::{HeaderMap, HeaderName};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::stream::{self, Stream, StreamExt};
 use serde_json::json;
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 
 /// How many recent events are kept for resumes.
-const LOG_CAPACITY: usize = 8192;
+pub const LOG_CAPACITY: usize = 8192;
 /// How many events a stream may be behind before it is disconnected.
-const CLIENT_BUFFER: usize = 1024;
+pub const CLIENT_BUFFER: usize = 1024;
 
 /// One event of the stream: `id:`, `event:` and `data:` lines.
 #[derive(Debug)]
-pub(crate) struct StreamEvent {
-    pub id: u64,
-    pub name: &'static str,
-    pub data: Arc<str>,
+struct StreamEvent {
+    id: u64,
+    name: &'static str,
+    data: Arc<str>,
 }
 
 struct PendingEntry {
@@ -38,20 +48,23 @@ struct State {
 }
 
 /// What a new stream starts with: the events to send first, then the channel of later ones.
-pub(crate) struct Connection {
-    pub replay: Vec<Arc<StreamEvent>>,
-    pub events: mpsc::Receiver<Arc<StreamEvent>>,
+struct Connection {
+    replay: Vec<Arc<StreamEvent>>,
+    events: mpsc::Receiver<Arc<StreamEvent>>,
 }
 
-pub(crate) struct Events {
+/// The numbered events of one server, the questions pending as of the last of them, and the
+/// streams connected to it.
+#[derive(Default)]
+pub struct EventLog {
     state: Mutex<State>,
 }
 
-impl Events {
+impl EventLog {
     /// Numbers events after `head`. A hub starts at a number above any an earlier run of it
     /// used, so a browser's `Last-Event-ID` from before a restart gets a full replay.
-    pub(crate) fn starting_after(head: u64) -> Events {
-        Events {
+    pub fn starting_after(head: u64) -> EventLog {
+        EventLog {
             state: Mutex::new(State {
                 head,
                 ..State::default()
@@ -83,7 +96,7 @@ impl Events {
     }
 
     /// A new pending question; `data` is its P.
-    pub(crate) fn requested(&self, ticket: u64, data: Arc<str>) {
+    pub fn requested(&self, ticket: u64, data: Arc<str>) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -92,8 +105,8 @@ impl Events {
         state.pending.insert(ticket, PendingEntry { seq, data });
     }
 
-    /// A pending question settled.
-    pub(crate) fn resolved(&self, ticket: u64, outcome: &str) {
+    /// A pending question settled; `outcome` is the event's (`answered`, `cancelled`, …).
+    pub fn resolved(&self, ticket: u64, outcome: &str) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -104,7 +117,7 @@ impl Events {
     }
 
     /// A pending question's deadline moved; `data` is its new P.
-    pub(crate) fn extended(&self, ticket: u64, expires_at: &str, data: Arc<str>) {
+    pub fn extended(&self, ticket: u64, expires_at: &str, data: Arc<str>) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -120,7 +133,7 @@ impl Events {
     /// otherwise (none, unknown, or too old) it starts with a `requested` event for every
     /// pending question, the last of them carrying the current sequence number, so that a
     /// resume from any event of that replay repeats nothing. `None` once closed.
-    pub(crate) fn connect(&self, last_event_id: Option<u64>) -> Option<Connection> {
+    fn connect(&self, last_event_id: Option<u64>) -> Option<Connection> {
         let mut state = self.lock();
         if state.closed {
             return None;
@@ -153,10 +166,69 @@ impl Events {
         Some(Connection { replay, events })
     }
 
+    /// `GET /api/v1/events` with these request headers: the stream of
+    /// [`connect`](Self::connect) as Server-Sent Events (a `retry:` first, a keep-alive
+    /// comment every 15 s); an empty stream once closed.
+    pub fn respond(&self, headers: &HeaderMap) -> Response {
+        const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+        let last_event_id = headers
+            .get(LAST_EVENT_ID)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let stream: Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> = match self
+            .connect(last_event_id)
+        {
+            Some(connection) => {
+                let events = stream::iter(connection.replay)
+                    .chain(ReceiverStream::new(connection.events))
+                    .map(|e| {
+                        Ok(Event::default()
+                            .id(e.id.to_string())
+                            .event(e.name)
+                            .data(&*e.data))
+                    });
+                Box::pin(
+                    stream::once(async { Ok(Event::default().retry(Duration::from_millis(1000))) })
+                        .chain(events),
+                )
+            }
+            None => Box::pin(stream::empty()),
+        };
+        Sse::new(stream)
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+            .into_response()
+    }
+
+    /// `{"pending":[P…]}` from the questions pending as of the last event, in arrival order
+    /// (each P serialized once, when it arrived or its deadline moved).
+    pub fn pending_json(&self) -> String {
+        let parts: Vec<Arc<str>> = self
+            .lock()
+            .pending
+            .values()
+            .map(|e| e.data.clone())
+            .collect();
+        let mut out = String::with_capacity(16 + parts.iter().map(|p| p.len() + 1).sum::<usize>());
+        out.push_str(r#"{"pending":["#);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(part);
+        }
+        out.push_str("]}");
+        out
+    }
+
     /// Ends every stream (after the events already queued for it) and refuses new ones.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         let mut state = self.lock();
         state.closed = true;
         state.clients.clear();
+    }
+
+    /// The number of connected streams (as last seen when an event was offered).
+    pub fn clients(&self) -> usize {
+        self.lock().clients.len()
     }
 }

@@ -1,0 +1,579 @@
+//! The parts of §19's server that every server of the page shares — the web provider's and the
+//! hub's (crate `user-questions-hub`): the security checks and headers, the login and the
+//! page's files, the error shape and its statuses, and the request plumbing of the person's
+//! API. Each rule is written here once.
+//!
+//! Not part of the supported API of this crate: it changes with the hub, in the same release.
+
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+use user_questions::{ErrorCode, UserQuestionError};
+
+use crate::assets;
+use crate::events::EventLog;
+
+/// Request bodies above this get 413.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The body of a successful settle: `{"ok":true}`.
+pub const OK_BODY: &str = r#"{"ok":true}"#;
+
+/// What a token given by the user must be; the message of the error when it is not.
+pub const TOKEN_RULE: &str = "token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~";
+
+// ---- tokens and addresses -------------------------------------------------------------------
+
+/// Whether `token` is 1 to 256 characters from `A-Z a-z 0-9 - . _ ~` (it then fits a URL, a
+/// cookie and a header as is).
+pub fn token_fits(token: &str) -> bool {
+    (1..=256).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// 32 random bytes, base64url; the error's text says why none could be drawn.
+pub fn random_token() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw a random token: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Binds `listen` (`HOST:PORT`) for a server: non-blocking, with the address it got. The
+/// error's text names the address and the reason.
+pub fn bind(listen: &str) -> Result<(TcpListener, SocketAddr), String> {
+    let cannot = |e: std::io::Error| format!("cannot listen on {listen}: {e}");
+    let listener = TcpListener::bind(listen).map_err(cannot)?;
+    listener.set_nonblocking(true).map_err(cannot)?;
+    let addr = listener.local_addr().map_err(cannot)?;
+    Ok((listener, addr))
+}
+
+/// `http://HOST:PORT` for a server bound to `addr`: an unspecified address (`0.0.0.0`, `::`) is
+/// shown as this machine's address on its default route, so that the URL opens on another
+/// device (no packet is sent to find it), or loopback when there is none.
+pub fn base_url(addr: SocketAddr) -> String {
+    format!(
+        "http://{}",
+        SocketAddr::new(display_host(addr), addr.port())
+    )
+}
+
+fn display_host(addr: SocketAddr) -> IpAddr {
+    if !addr.ip().is_unspecified() {
+        return addr.ip();
+    }
+    let probe = if addr.is_ipv4() {
+        UdpSocket::bind("0.0.0.0:0").and_then(|s| {
+            s.connect("192.0.2.1:9")?;
+            s.local_addr()
+        })
+    } else {
+        UdpSocket::bind("[::]:0").and_then(|s| {
+            s.connect("[2001:db8::1]:9")?;
+            s.local_addr()
+        })
+    };
+    match probe {
+        Ok(local) if !local.ip().is_unspecified() => local.ip(),
+        _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+    }
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/// An error response: `{"error":{"code":C,"message":M}}`.
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with its status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 401 `UNAUTHORIZED`.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "a valid token is required (open the URL with ?token=…, or send Authorization: Bearer)",
+        )
+    }
+
+    /// 404 `NOT_FOUND`: no such route, or a `{ticket}` that is not a ticket.
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such resource")
+    }
+
+    /// 413 `PAYLOAD_TOO_LARGE`.
+    pub fn too_large() -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            "the request body is larger than 8 MiB",
+        )
+    }
+}
+
+impl From<UserQuestionError> for ApiError {
+    /// A core error with its status: 404 `NOT_PENDING`, 409 `ALREADY_RESOLVED`, 500 for the
+    /// server's own failures, 422 for everything the request got wrong.
+    fn from(error: UserQuestionError) -> Self {
+        let status = match error.code() {
+            ErrorCode::NotPending => StatusCode::NOT_FOUND,
+            ErrorCode::AlreadyResolved => StatusCode::CONFLICT,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        ApiError {
+            status,
+            code: error.code().name(),
+            message: error.message().to_owned(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_string(&ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: &self.message,
+            },
+        })
+        .unwrap_or_default();
+        json_response(self.status, body)
+    }
+}
+
+/// A response with a JSON body.
+pub fn json_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+// ---- the app --------------------------------------------------------------------------------
+
+/// Who may use a server: its token, the name of its session cookie, and whether it answers
+/// only requests addressed to a loopback host.
+pub struct Access {
+    token: String,
+    cookie_name: String,
+    loopback: bool,
+}
+
+impl Access {
+    /// The access of a server bound to `addr`: its cookie is named after the port, and a
+    /// server bound to a loopback address answers only loopback hosts.
+    pub fn new(token: String, addr: SocketAddr) -> Access {
+        Access {
+            token,
+            cookie_name: format!("uq-session-{}", addr.port()),
+            loopback: addr.ip().is_loopback(),
+        }
+    }
+
+    fn token_matches(&self, candidate: &str) -> bool {
+        bool::from(candidate.as_bytes().ct_eq(self.token.as_bytes()))
+    }
+}
+
+/// The questions a server serves to people, and how it settles them: the person's API of §19
+/// ([`app`] routes it).
+pub trait Questions: Send + Sync + 'static {
+    /// The largest ticket there can be; a larger `{ticket}` is 404 `NOT_FOUND`.
+    const MAX_TICKET: u64;
+
+    /// Who may use the server.
+    fn access(&self) -> &Access;
+
+    /// The stream behind `GET /api/v1/events`.
+    fn events(&self) -> &EventLog;
+
+    /// `GET /api/v1/questions`: `{"pending":[P…]}`.
+    fn pending_json(&self) -> String;
+
+    /// `POST /api/v1/questions/{ticket}/answer` with its body (at most [`MAX_BODY_BYTES`]).
+    fn answer(&self, ticket: u64, body: Bytes) -> impl Future<Output = ApiResult<()>> + Send;
+
+    /// `POST /api/v1/questions/{ticket}/cancel`.
+    fn cancel(&self, ticket: u64) -> impl Future<Output = ApiResult<()>> + Send;
+
+    /// `POST /api/v1/questions/{ticket}/extend` by `ms` (see [`extend_ms`]): the new deadline,
+    /// or `None` for a question without one.
+    fn extend(
+        &self,
+        ticket: u64,
+        ms: i64,
+    ) -> impl Future<Output = ApiResult<Option<String>>> + Send;
+}
+
+/// What the handlers of the person's API return.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The whole app: the page and its files, the person's API over `state`, the routes of
+/// `more` (a server's own), 404 `NOT_FOUND` for any other path or method, and the security
+/// layer around all of it.
+pub fn app<S: Questions>(more: Router<Arc<S>>, state: Arc<S>) -> Router {
+    more.route("/", get(page::<S>))
+        .route("/app.js", get(app_js))
+        .route("/style.css", get(style_css))
+        .route("/icon.svg", get(icon_svg))
+        .route("/api/v1/questions", get(list::<S>))
+        .route("/api/v1/events", get(events::<S>))
+        .route("/api/v1/questions/{ticket}/answer", post(answer::<S>))
+        .route("/api/v1/questions/{ticket}/cancel", post(cancel::<S>))
+        .route("/api/v1/questions/{ticket}/extend", post(extend::<S>))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), guard::<S>))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found()
+}
+
+// ---- security -------------------------------------------------------------------------------
+
+/// Checks every request (Host, token, Origin, body size) and puts the headers of §19 on every
+/// response, errors included.
+async fn guard<S: Questions>(
+    State(state): State<Arc<S>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let mut response = match check(state.access(), &request) {
+        Ok(()) => next.run(request).await,
+        Err(error) => error.into_response(),
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
+    let headers = request.headers();
+    if access.loopback && !host_is_loopback(headers) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "this server answers only requests addressed to a loopback host",
+        ));
+    }
+    // `GET /?token=…` is the one request without a session: the page handler checks the token.
+    let logging_in = request.method() == Method::GET
+        && request.uri().path() == "/"
+        && request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p.starts_with("token=")));
+    if !logging_in && !authorized(access, headers) {
+        return Err(ApiError::unauthorized());
+    }
+    if request.method() == Method::POST && origin_is_foreign(headers) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "cross-origin requests are not accepted",
+        ));
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::too_large());
+    }
+    Ok(())
+}
+
+fn authorized(access: &Access, headers: &HeaderMap) -> bool {
+    for value in headers.get_all(header::AUTHORIZATION) {
+        if let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "))
+            && access.token_matches(token.trim())
+        {
+            return true;
+        }
+    }
+    for value in headers.get_all(header::COOKIE) {
+        let Ok(text) = value.to_str() else { continue };
+        for cookie in cookie::Cookie::split_parse(text).flatten() {
+            if cookie.name() == access.cookie_name && access.token_matches(cookie.value()) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The host part of a `Host` header value: `localhost`, `127.0.0.1`, `::1` (without brackets).
+fn host_name(value: &str) -> &str {
+    if let Some(rest) = value.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    value.rsplit_once(':').map_or(value, |(host, _port)| host)
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn host_is_loopback(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| is_loopback_name(host_name(v)))
+}
+
+/// Whether an `Origin` header is present and names another origin than the `Host` asked for.
+fn origin_is_foreign(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return false;
+    };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    match (origin.to_str().ok(), host) {
+        (Some(origin), Some(host)) => !origin.eq_ignore_ascii_case(&format!("http://{host}")),
+        _ => true,
+    }
+}
+
+// ---- the page -------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct PageQuery {
+    token: Option<String>,
+}
+
+/// `GET /`, or the login `GET /?token=…`: a session cookie and a redirect to `/`.
+async fn page<S: Questions>(
+    State(state): State<Arc<S>>,
+    Query(query): Query<PageQuery>,
+) -> Response {
+    let access = state.access();
+    if let Some(token) = query.token {
+        if !access.token_matches(&token) {
+            return ApiError::unauthorized().into_response();
+        }
+        let cookie = cookie::Cookie::build((access.cookie_name.as_str(), access.token.as_str()))
+            .http_only(true)
+            .same_site(cookie::SameSite::Strict)
+            .path("/")
+            .build();
+        let set_cookie = HeaderValue::from_str(&cookie.to_string());
+        let mut response = (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, HeaderValue::from_static("/"))],
+        )
+            .into_response();
+        if let Ok(value) = set_cookie {
+            response.headers_mut().insert(header::SET_COOKIE, value);
+        }
+        return response;
+    }
+    asset("text/html; charset=utf-8", assets::INDEX_HTML)
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", assets::APP_JS)
+}
+
+async fn style_css() -> Response {
+    asset("text/css; charset=utf-8", assets::STYLE_CSS)
+}
+
+async fn icon_svg() -> Response {
+    asset("image/svg+xml", assets::ICON_SVG)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body,
+    )
+        .into_response()
+}
+
+// ---- the person's API -----------------------------------------------------------------------
+
+async fn list<S: Questions>(State(state): State<Arc<S>>) -> Response {
+    json_response(StatusCode::OK, state.pending_json())
+}
+
+async fn events<S: Questions>(State(state): State<Arc<S>>, headers: HeaderMap) -> Response {
+    state.events().respond(&headers)
+}
+
+async fn answer<S: Questions>(
+    State(state): State<Arc<S>>,
+    Path(ticket): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    let body = read_body(body).await?;
+    state.answer(ticket, body).await?;
+    Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
+}
+
+async fn cancel<S: Questions>(
+    State(state): State<Arc<S>>,
+    Path(ticket): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    read_body(body).await?;
+    state.cancel(ticket).await?;
+    Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
+}
+
+async fn extend<S: Questions>(
+    State(state): State<Arc<S>>,
+    Path(ticket): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    let ms = extend_ms(&read_body(body).await?);
+    let body = match state.extend(ticket, ms).await? {
+        Some(at) => serde_json::json!({ "expiresAt": at }).to_string(),
+        None => "{}".to_owned(),
+    };
+    Ok(json_response(StatusCode::OK, body))
+}
+
+/// Parses the `{ticket}` of a path: an integer from 1 to `max`, or the resource does not exist.
+pub fn ticket_of(text: &str, max: u64) -> Result<u64, ApiError> {
+    match text.parse::<u64>() {
+        Ok(n) if n >= 1 && !text.starts_with('+') && n <= max => Ok(n),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; 413 beyond.
+pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| ApiError::too_large())
+}
+
+/// The `ms` of an extend body; a body that is not `{"ms": <integer>}` is out of range (0), and
+/// an integer too large for `i64` is out of range all the same (`i64::MAX`).
+pub fn extend_ms(body: &[u8]) -> i64 {
+    let ms = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| value.as_object()?.get("ms").cloned());
+    match ms {
+        Some(ms) if ms.is_i64() => ms.as_i64().unwrap_or(0),
+        Some(ms) if ms.is_u64() => i64::MAX,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names() {
+        assert_eq!(host_name("localhost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:8080"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+        assert!(is_loopback_name("localhost"));
+        assert!(is_loopback_name("app.localhost"));
+        assert!(is_loopback_name("127.5.0.1"));
+        assert!(is_loopback_name("::1"));
+        assert!(!is_loopback_name("evil.example"));
+        assert!(!is_loopback_name("localhost.evil.example"));
+        assert!(!is_loopback_name("10.0.0.1"));
+    }
+
+    #[test]
+    fn extend_bodies() {
+        assert_eq!(extend_ms(br#"{"ms":5000}"#), 5000);
+        assert_eq!(extend_ms(br#"{"ms":-1}"#), -1);
+        assert_eq!(extend_ms(br#"{"ms":18446744073709551615}"#), i64::MAX);
+        assert_eq!(extend_ms(br#"{"ms":1.5}"#), 0);
+        assert_eq!(extend_ms(br#"{"ms":"5"}"#), 0);
+        assert_eq!(extend_ms(b"[1]"), 0);
+        assert_eq!(extend_ms(b"not json"), 0);
+    }
+
+    #[test]
+    fn tickets() {
+        assert_eq!(ticket_of("12", u64::MAX).ok(), Some(12));
+        assert!(ticket_of("0", u64::MAX).is_err());
+        assert!(ticket_of("-1", u64::MAX).is_err());
+        assert!(ticket_of("+1", u64::MAX).is_err());
+        assert!(ticket_of("abc", u64::MAX).is_err());
+        assert_eq!(
+            ticket_of("9223372036854775807", i64::MAX as u64).ok(),
+            Some(i64::MAX as u64)
+        );
+        assert!(ticket_of("9223372036854775808", i64::MAX as u64).is_err());
+    }
+
+    #[test]
+    fn tokens() {
+        assert!(token_fits("abc-._~XYZ019"));
+        assert!(token_fits(&"a".repeat(256)));
+        assert!(!token_fits(""));
+        assert!(!token_fits(&"a".repeat(257)));
+        assert!(!token_fits("a b"));
+        let drawn = random_token().unwrap();
+        assert_eq!(drawn.len(), 43);
+        assert!(token_fits(&drawn));
+    }
+}
