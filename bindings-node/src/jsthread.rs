@@ -271,6 +271,8 @@ pub(crate) struct JsFunction {
 
 // SAFETY: the reference is only used on `home` (calls run in its jobs; the drop queues one).
 unsafe impl Send for JsFunction {}
+// SAFETY: shared references only queue jobs to `home`; the reference itself is never touched
+// off that thread.
 unsafe impl Sync for JsFunction {}
 
 impl JsFunction {
