@@ -166,9 +166,9 @@ impl EventLog {
         Some(Connection { replay, events })
     }
 
-    /// `GET /api/v1/events` with these request headers: the stream of
-    /// [`connect`](Self::connect) as Server-Sent Events (a `retry:` first, a keep-alive
-    /// comment every 15 s); an empty stream once closed.
+    /// `GET /api/v1/events` with these request headers: the stream that `Last-Event-ID` asks
+    /// for, as Server-Sent Events (a `retry:` first, a keep-alive comment every 15 s); an
+    /// empty stream once closed.
     pub fn respond(&self, headers: &HeaderMap) -> Response {
         const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
         let last_event_id = headers
