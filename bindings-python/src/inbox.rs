@@ -189,8 +189,8 @@ impl PyAutoResponder {
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let questions =
-            user_questions::parse_request(&to_value(request)).map_err(crate::errors::SeamError)?;
+        let questions = user_questions::parse_request_questions(&to_value(request))
+            .map_err(crate::errors::SeamError)?;
         wire_to_py(py, &self.responder.answer(&questions))
     }
 

@@ -12,7 +12,7 @@ use user_questions::tool::{self, ToolExecution, ToolResult};
 use user_questions::{
     AbortSignal, Agent, AskUserQuestionAnswer, AskUserQuestionRequest, Context,
     ProviderRegistration, ReviewPlanRequest, UserQuestionError, UserQuestionService, deadline,
-    messages, parse_request,
+    messages, parse_request_questions,
 };
 
 use crate::abort::PyAbortSignal;
@@ -201,7 +201,7 @@ fn request_of(
     let agent = agent_of(field("agent").as_ref());
     let caller = agent.as_ref().ok().cloned().flatten();
     let parsed = (|| {
-        let questions = parse_request(&to_value(request))?;
+        let questions = parse_request_questions(&to_value(request))?;
         // Present in the dict, None is no value: malformed, like JSON null (§2).
         let timeout = match field("timeout") {
             Some(t) if t.is_none() => return Err(bad_timeout()),

@@ -27,7 +27,7 @@ use signal_hook::iterator::Signals;
 use user_questions::deadline::timeout_from_seconds;
 use user_questions::{
     AbortController, AutoPolicy, AutoResponder, Context, ErrorCode, ProviderRegistration,
-    ReviewPlanRequest, UserQuestionError, ask_user_question, check_request,
+    ReviewPlanRequest, UserQuestionError, ask_user_question, validate_questions,
 };
 use user_questions_hub::HubConfig;
 use user_questions_remote::RemoteProvider;
@@ -509,7 +509,7 @@ fn journal(args: JournalArgs) -> ExitCode {
 }
 
 fn check(args: FileArg) -> ExitCode {
-    match read_questions(args.file.as_deref()).and_then(|q| check_request(&q)) {
+    match read_questions(args.file.as_deref()).and_then(|q| validate_questions(&q)) {
         Ok(()) => {
             println!("ok");
             ExitCode::SUCCESS

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use user_questions::{
-    ErrorCode, ask_user_question, parse_answer_json, parse_questions, parse_request,
+    ErrorCode, ask_user_question, parse_answer_json, parse_questions, parse_request_questions,
     validate_answer,
 };
 
@@ -69,7 +69,7 @@ fn assert_answer(run: &Run, request: &str, answer: &str) {
     let questions = if value.is_array() {
         parse_questions(&value).unwrap()
     } else {
-        parse_request(&value).unwrap()
+        parse_request_questions(&value).unwrap()
     };
     validate_answer(&questions, &parse_answer_json(answer).unwrap()).unwrap();
 }

@@ -8,7 +8,7 @@ mod pty;
 use std::process::Command;
 
 use pty::{Finished, Pty, keys};
-use user_questions::{parse_answer_json, parse_request_json, validate_answer};
+use user_questions::{parse_answer_json, parse_request_questions_json, validate_answer};
 
 fn example(name: &str) -> String {
     format!("{}/../examples/{name}.json", env!("CARGO_MANIFEST_DIR"))
@@ -33,7 +33,8 @@ fn answered(finished: &Finished, request: &str) -> String {
         finished.restore_report
     );
     assert_eq!(finished.code(), 0, "screen:\n{}", finished.screen);
-    let questions = parse_request_json(&std::fs::read_to_string(request).unwrap()).unwrap();
+    let questions =
+        parse_request_questions_json(&std::fs::read_to_string(request).unwrap()).unwrap();
     let answer = parse_answer_json(finished.stdout.trim_end()).expect("stdout is an answer");
     validate_answer(&questions, &answer).expect("the answer fits the questions");
     assert_eq!(finished.stdout, format!("{}\n", answer.to_compact_json()));

@@ -64,8 +64,8 @@ pub use drop_aside::DropAside;
 pub use error::{ErrorCode, Result, UserQuestionError, messages};
 pub use inbox::{InboxEvent, InboxSubscription, Outcome, PendingQuestion, QuestionInbox};
 pub use parse::{
-    parse_answer, parse_answer_json, parse_provider_answer, parse_questions, parse_request,
-    parse_request_json,
+    parse_answer, parse_answer_json, parse_provider_answer, parse_questions,
+    parse_request_questions, parse_request_questions_json,
 };
 pub use request::{AskUserQuestionRequest, ProviderRequest};
 pub use review::{PendingReview, PlanReview, ReviewDecision, ReviewPlanRequest};
@@ -77,7 +77,7 @@ pub use types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
     AskUserQuestionOption,
 };
-pub use validate::check_request;
+pub use validate::validate_questions;
 
 /// The README's Rust snippet, compiled and run as a doc test.
 #[doc = include_str!("../../README.md")]

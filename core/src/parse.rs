@@ -160,8 +160,10 @@ pub fn parse_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     Ok(questions)
 }
 
-/// Parses a request object `{"questions": [...]}` (untyped JSON); other keys are ignored.
-pub fn parse_request(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
+/// The questions of a request object `{"questions": [...]}` (untyped JSON); other keys —
+/// `timeoutMs`, `key` — are ignored here. The whole request is
+/// [`AskUserQuestionRequest::from_value`](crate::AskUserQuestionRequest::from_value).
+pub fn parse_request_questions(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     let obj = object(value, &Path::Root("request"))?;
     match obj.get("questions") {
         Some(q) => parse_questions(q),
@@ -169,15 +171,16 @@ pub fn parse_request(value: &Value) -> Result<Vec<AskUserQuestionItem>> {
     }
 }
 
-/// Parses request JSON text `{"questions": [...]}`.
+/// The questions of request JSON text `{"questions": [...]}`; the whole request is
+/// [`AskUserQuestionRequest::from_json`](crate::AskUserQuestionRequest::from_json).
 ///
 /// Text that is not JSON fails `INVALID_REQUEST` with `request is not valid JSON: …`.
-pub fn parse_request_json(text: &str) -> Result<Vec<AskUserQuestionItem>> {
+pub fn parse_request_questions_json(text: &str) -> Result<Vec<AskUserQuestionItem>> {
     limits::check_json_size(text, "request")?;
     let value: Value = serde_json::from_str(text).map_err(|e| {
         UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
     })?;
-    parse_request(&value)
+    parse_request_questions(&value)
 }
 
 /// Parses an answer `{"answers": [{id, selected, custom?}]}` (untyped JSON).
@@ -290,7 +293,7 @@ mod tests {
             r#"{"questions":[{"id":"a","question":"q","extra":1,"options":[{"label":"x","color":"red"}]}],"more":true}"#,
         )
         .unwrap();
-        let qs = parse_request(&v).unwrap();
+        let qs = parse_request_questions(&v).unwrap();
         assert_eq!(qs[0].option_list()[0].label, "x");
     }
 
@@ -331,11 +334,11 @@ mod tests {
             ),
         ];
         for (text, message) in cases {
-            let err = parse_request_json(text).unwrap_err();
+            let err = parse_request_questions_json(text).unwrap_err();
             assert_eq!(err.code(), ErrorCode::InvalidRequest, "{text}");
             assert_eq!(err.message(), message, "{text}");
         }
-        let err = parse_request_json("{nope").unwrap_err();
+        let err = parse_request_questions_json("{nope").unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidRequest);
         assert!(err.message().starts_with("request is not valid JSON: "));
     }

@@ -80,8 +80,10 @@ fn first_repeat<T>(items: &[T], key: impl Fn(&T) -> &str) -> Option<usize> {
     }
 }
 
-/// The checks `uq check` runs: §3 #2 then #5 (no agent, no provider).
-pub fn check_request(questions: &[AskUserQuestionItem]) -> Result<()> {
+/// The checks of §3 a batch of questions can fail on its own, in order: #2 then #5 (no
+/// agent, no provider) — what `uq check` and the hub run. The answer's counterpart is
+/// [`validate_answer`](crate::validate_answer).
+pub fn validate_questions(questions: &[AskUserQuestionItem]) -> Result<()> {
     check_not_empty(questions)?;
     check_questions(questions)
 }

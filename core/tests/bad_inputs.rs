@@ -8,7 +8,7 @@ use futures::executor::block_on;
 use user_questions::tool::{ToolExecution, execute_json};
 use user_questions::{
     AbortController, Agent, AskUserQuestionRequest, AutoPolicy, Context, ErrorCode, QuestionInbox,
-    parse_request_json,
+    parse_request_questions_json,
 };
 
 enum Kind {
@@ -27,7 +27,7 @@ fn run_request(text: &str) -> ErrorCode {
         .user_questions()
         .register_provider(inbox.clone())
         .unwrap();
-    match parse_request_json(text)
+    match parse_request_questions_json(text)
         .and_then(|q| ctx.user_questions().start(AskUserQuestionRequest::new(q)))
     {
         Ok(pending) => {
@@ -52,7 +52,7 @@ fn run_answer(text: &str) -> ErrorCode {
         .user_questions()
         .register_provider(inbox.clone())
         .unwrap();
-    let q = parse_request_json(
+    let q = parse_request_questions_json(
         r#"{"questions":[{"id":"a","question":"?","options":[{"label":"x"},{"label":"y"}]}]}"#,
     )
     .unwrap();
@@ -454,7 +454,7 @@ fn bad_inputs_get_the_code_in_the_table() {
     for (i, (kind, name, input, expected)) in rows.iter().enumerate() {
         let (surface, got) = match kind {
             Kind::Request => (
-                "request JSON (Rust `parse_request_json` + `ask`)",
+                "request JSON (Rust `parse_request_questions_json` + `ask`)",
                 run_request(input),
             ),
             Kind::Answer => ("inbox answer JSON (`answer_json`)", run_answer(input)),
@@ -485,7 +485,7 @@ fn tickets_agents_and_policies() {
         .user_questions()
         .register_provider(inbox.clone())
         .unwrap();
-    let q = parse_request_json(r#"{"questions":[{"id":"a","question":"?"}]}"#).unwrap();
+    let q = parse_request_questions_json(r#"{"questions":[{"id":"a","question":"?"}]}"#).unwrap();
     let pending = ctx
         .user_questions()
         .start(AskUserQuestionRequest::new(q.clone()))

@@ -520,12 +520,12 @@ fn a_subscriber_may_answer_from_inside_its_callback() {
 #[test]
 fn input_beyond_the_limits_fails_invalid_request_naming_it() {
     use user_questions::limits::*;
-    use user_questions::parse_request_json;
+    use user_questions::parse_request_questions_json;
     let many: Vec<_> = (0..=MAX_QUESTIONS)
         .map(|i| serde_json::json!({"id": i.to_string(), "question": "q"}))
         .collect();
     let text = serde_json::json!({"questions": many}).to_string();
-    let err = parse_request_json(&text).unwrap_err();
+    let err = parse_request_questions_json(&text).unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidRequest);
     assert_eq!(
         err.message(),
@@ -535,7 +535,7 @@ fn input_beyond_the_limits_fails_invalid_request_naming_it() {
     let long = "x".repeat(MAX_TEXT_BYTES + 1);
     let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "options": [{"label": "ok"}, {"label": long}]}]}).to_string();
     assert_eq!(
-        parse_request_json(&text).unwrap_err().message(),
+        parse_request_questions_json(&text).unwrap_err().message(),
         "questions[0].options[1].label must be at most 65536 bytes long"
     );
     let options: Vec<_> = (0..=MAX_OPTIONS)
@@ -544,22 +544,22 @@ fn input_beyond_the_limits_fails_invalid_request_naming_it() {
     let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "options": options}]})
         .to_string();
     assert_eq!(
-        parse_request_json(&text).unwrap_err().message(),
+        parse_request_questions_json(&text).unwrap_err().message(),
         "questions[0].options must have at most 256 items (it has 257)"
     );
     // A long plan is fine up to its own limit.
     let plan = "p".repeat(MAX_TEXT_BYTES * 4);
     let text = serde_json::json!({"questions": [{"id": "a", "question": "q", "detail": plan}]})
         .to_string();
-    parse_request_json(&text).unwrap();
+    parse_request_questions_json(&text).unwrap();
     let huge = " ".repeat(MAX_JSON_BYTES + 1);
     assert_eq!(
-        parse_request_json(&huge).unwrap_err().message(),
+        parse_request_questions_json(&huge).unwrap_err().message(),
         "request must be at most 8388608 bytes long"
     );
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     assert_eq!(
-        parse_request_json(&deep).unwrap_err().code(),
+        parse_request_questions_json(&deep).unwrap_err().code(),
         ErrorCode::InvalidRequest
     );
 

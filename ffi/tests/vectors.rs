@@ -32,7 +32,7 @@ use user_questions::review::plan_question;
 use user_questions::{
     AskUserQuestionAnswer, AutoPolicy, ErrorCode, ProviderFuture, ProviderRequest,
     Result as UqResult, UserQuestionError, UserQuestionProvider, messages, parse_answer,
-    parse_request, validate_answer,
+    parse_request_questions, validate_answer,
 };
 use user_questions::{InboxEvent, QuestionInbox};
 
@@ -258,7 +258,7 @@ enum Settle {
 fn c_settle(b: &Behaviour, request: &Value, strict: bool) -> Option<Settle> {
     match b {
         Behaviour::Answer(a) => {
-            let questions = parse_request(request).ok()?;
+            let questions = parse_request_questions(request).ok()?;
             let answer = parse_answer(a).ok()?;
             // An inbox accepts only answers that fit (§6); others pass only through Rust.
             validate_answer(&questions, &answer).ok()?;
@@ -1167,7 +1167,7 @@ fn run_inbox(case: &Value) -> Result<(), String> {
         }
         let first =
             pending_question(setup.ctx, 1)?.ok_or("ticket 1 is not in uq_pending".to_owned())?;
-        let questions = parse_request(&request).map_err(|e| e.to_string())?;
+        let questions = parse_request_questions(&request).map_err(|e| e.to_string())?;
         if first["questions"] != serde_json::to_value(&questions).unwrap() {
             return Err("uq_pending lists other questions".into());
         }

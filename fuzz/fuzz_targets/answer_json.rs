@@ -4,7 +4,7 @@
 use futures::executor::block_on;
 use libfuzzer_sys::fuzz_target;
 use user_questions::{
-    AskUserQuestionRequest, Context, ErrorCode, QuestionInbox, check_request, parse_answer,
+    AskUserQuestionRequest, Context, ErrorCode, QuestionInbox, validate_questions, parse_answer,
     parse_answer_json, parse_questions, validate_answer,
 };
 
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = &verdict {
         assert_eq!(e.code(), ErrorCode::BadAnswer);
     }
-    if check_request(&questions).is_err() {
+    if validate_questions(&questions).is_err() {
         return;
     }
     // The inbox agrees with validate_answer, and a rejected answer leaves the ticket pending.

@@ -4,22 +4,22 @@
 use futures::executor::block_on;
 use libfuzzer_sys::fuzz_target;
 use user_questions::{
-    AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode, check_request,
-    parse_request_json, validate_answer,
+    AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode, validate_questions,
+    parse_request_questions_json, validate_answer,
 };
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let questions = match parse_request_json(text) {
+    let questions = match parse_request_questions_json(text) {
         Ok(q) => q,
         Err(e) => {
             assert_eq!(e.code(), ErrorCode::InvalidRequest);
             return;
         }
     };
-    let checked = check_request(&questions);
+    let checked = validate_questions(&questions);
     let ctx = Context::new();
     let responder =
         AutoResponder::new(AutoPolicy::Recommended).approve_intents(data.len() % 2 == 0);

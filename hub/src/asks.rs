@@ -244,7 +244,7 @@ impl Asks {
                     ));
                 }
             };
-            validate::check_request(&request.questions)?;
+            validate::validate_questions(&request.questions)?;
             Ok((request, agent_id))
         });
         let (request, agent_id) = match checked {
