@@ -37,7 +37,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -233,17 +233,41 @@ impl UserQuestionProvider for RemoteProvider {
         }
         let body = body.to_string();
         let (withdraw, withdrawn) = watch::channel(false);
-        let listener = request.signal.on_abort(move || {
-            let _ = withdraw.send(true);
-        });
-        let (tx, rx) = futures::channel::oneshot::channel();
         let conn = self.inner.conn.clone();
+        // The withdrawal is counted on the aborting thread, before the asker learns of it: a
+        // host that withdraws and drops the provider at once still waits for its `DELETE`.
+        let counted = Arc::new(AtomicBool::new(false));
+        let listener = {
+            let conn = conn.clone();
+            let counted = counted.clone();
+            request.signal.on_abort(move || {
+                if !counted.swap(true, Ordering::SeqCst) {
+                    conn.withdrawing.fetch_add(1, Ordering::SeqCst);
+                }
+                let _ = withdraw.send(true);
+            })
+        };
+        let (tx, rx) = futures::channel::oneshot::channel();
         let handle = self.inner.handle.clone();
         let deadline = request.deadline.clone();
         let key = request.key.clone();
         self.inner.handle.spawn(async move {
-            let result = run(conn, handle, body, key, deadline, withdrawn).await;
+            let withdrawing = conn.clone();
+            let result = run(
+                conn,
+                handle,
+                body,
+                key,
+                deadline,
+                withdrawn,
+                counted.clone(),
+            )
+            .await;
             drop(listener);
+            // Withdrawn after the ask settled: nothing to send.
+            if counted.swap(false, Ordering::SeqCst) {
+                withdrawing.withdrawing.fetch_sub(1, Ordering::SeqCst);
+            }
             let _ = tx.send(result);
         });
         Box::pin(async move {
@@ -263,6 +287,7 @@ async fn run(
     key: Option<String>,
     deadline: Option<Deadline>,
     mut withdrawn: watch::Receiver<bool>,
+    counted: Arc<AtomicBool>,
 ) -> Result<AskUserQuestionAnswer> {
     let ticket = Arc::new(AtomicU64::new(0));
     let work = {
@@ -279,14 +304,18 @@ async fn run(
     tokio::select! {
         result = work => result,
         _ = withdrawn.wait_for(|w| *w) => {
-            // A deadline that passed is the hub's to report too (it keeps the same one).
-            if !deadline.as_ref().is_some_and(Deadline::has_fired) {
-                let known = ticket.load(Ordering::SeqCst);
-                conn.withdrawing.fetch_add(1, Ordering::SeqCst);
-                handle.spawn(async move {
-                    conn.withdraw(known, key, body).await;
+            // The abort counted this withdrawal; it ends when the `DELETE` is sent or given up.
+            if counted.swap(false, Ordering::SeqCst) {
+                // A deadline that passed is the hub's to report too (it keeps the same one).
+                if deadline.as_ref().is_some_and(Deadline::has_fired) {
                     conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
-                });
+                } else {
+                    let known = ticket.load(Ordering::SeqCst);
+                    handle.spawn(async move {
+                        conn.withdraw(known, key, body).await;
+                        conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
             }
             Err(UserQuestionError::aborted())
         }
