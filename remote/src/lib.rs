@@ -252,7 +252,7 @@ impl UserQuestionProvider for RemoteProvider {
         let deadline = request.deadline.clone();
         let key = request.key.clone();
         self.inner.handle.spawn(async move {
-            let withdrawing = conn.clone();
+            let shared = conn.clone();
             let result = run(
                 conn,
                 handle,
@@ -266,7 +266,7 @@ impl UserQuestionProvider for RemoteProvider {
             drop(listener);
             // Withdrawn after the ask settled: nothing to send.
             if counted.swap(false, Ordering::SeqCst) {
-                withdrawing.withdrawing.fetch_sub(1, Ordering::SeqCst);
+                shared.withdrawing.fetch_sub(1, Ordering::SeqCst);
             }
             let _ = tx.send(result);
         });
