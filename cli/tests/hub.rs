@@ -1,7 +1,7 @@
 //! `uq serve` and `uq ask --hub` as processes (§20): a hub killed with SIGKILL while a
 //! question waits and restarted on the same store, the waiting `uq ask` still getting the
 //! answer given after the restart; SIGTERM ending a hub with a long poll open; a failing
-//! `--on-question` logged, not fatal.
+//! `--on-question` logged, not fatal; `uq mcp --hub` answering a tool call from the hub.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -300,4 +300,86 @@ fn no_acknowledged_answer_is_lost_to_sigkill() {
         })
         .count();
     assert_eq!(answered, acknowledged.len());
+}
+
+/// `uq mcp --hub`: an MCP client's `tools/call` becomes a question on the hub; the answer a
+/// person gives there is the tool result the client reads (newline-delimited JSON-RPC on stdio).
+#[test]
+fn uq_mcp_with_a_hub_answers_a_tool_call_with_the_answer_given_on_the_hub() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let hub = serve(&store, "127.0.0.1:0", &[]);
+    let mut mcp = Command::new(UQ)
+        .args([
+            "mcp",
+            "--hub",
+            &format!("http://{}", hub.addr),
+            "--token",
+            TOKEN,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn uq mcp");
+    let mut stdin = mcp.stdin.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = mcp.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let send = |stdin: &mut std::process::ChildStdin, message: serde_json::Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let init: serde_json::Value =
+        serde_json::from_str(&rx.recv_timeout(PATIENCE).expect("initialize answered")).unwrap();
+    assert_eq!(init["id"], 1);
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "ask_user_question",
+            "arguments": {"questions": [{"id": "deploy", "question": "Deploy now?",
+                "options": [{"label": "Yes"}, {"label": "No"}]}]}}}),
+    );
+    wait_for("the tool call's question on the hub", || {
+        pending(&hub.addr).contains("Deploy now?")
+    });
+    let (status, body) = http(
+        &hub.addr,
+        "POST",
+        "/api/v1/questions/1/answer",
+        r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let reply: serde_json::Value =
+        serde_json::from_str(&rx.recv_timeout(PATIENCE).expect("tools/call answered")).unwrap();
+    assert_eq!(reply["id"], 2);
+    assert_eq!(reply["result"]["isError"], false);
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#
+    );
+    drop(stdin);
+    let status = mcp.wait().unwrap();
+    assert!(
+        status.success(),
+        "uq mcp exits when its stdin closes: {status}"
+    );
 }
