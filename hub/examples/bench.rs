@@ -1,7 +1,8 @@
 //! Figures for the hub (§20), printed on stdout:
 //!
 //! 1. asks per second end to end with 8 concurrent hosts (each a `Context` with its own
-//!    `RemoteProvider`) through one hub on SQLite, answered by a bot that follows the event
+//!    `RemoteProvider`) through one hub on SQLite — and on PostgreSQL when
+//!    `UQ_BENCH_POSTGRES` names a database URL — answered by a bot that follows the event
 //!    stream and answers every new question over HTTP; p50/p99 of one ask;
 //! 2. a hub restarted on a store holding 100,000 pending questions: time until it serves;
 //! 3. the memory one pending question costs a hub (resident set, after the restart).
@@ -89,10 +90,9 @@ fn question() -> AskUserQuestionItem {
     q
 }
 
-fn end_to_end(total: usize, options: &str) {
-    let dir = tempfile::tempdir().unwrap();
+fn end_to_end(total: usize, store: &str) {
     let hub = Hub::start(HubConfig {
-        store: format!("sqlite:{}{options}", dir.path().join("bench.db").display()),
+        store: store.to_owned(),
         token: Some(TOKEN.into()),
         ..HubConfig::default()
     })
@@ -133,8 +133,13 @@ fn end_to_end(total: usize, options: &str) {
     let elapsed = started.elapsed();
     latencies.sort();
     let n = latencies.len();
+    let scheme = store.split(':').next().unwrap_or(store);
+    let label = match store.split_once('?') {
+        Some((_, options)) => format!("{scheme}, {options}"),
+        None => scheme.to_owned(),
+    };
     println!(
-        "end to end (sqlite:…{options}): {n} asks from {HOSTS} hosts in {:.2} s = {:.0} asks/s; one ask p50 {:.2} ms, p99 {:.2} ms",
+        "end to end ({label}): {n} asks from {HOSTS} hosts in {:.2} s = {:.0} asks/s; one ask p50 {:.2} ms, p99 {:.2} ms",
         elapsed.as_secs_f64(),
         n as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
@@ -217,7 +222,13 @@ fn restart(pending: usize) {
 
 fn main() {
     let asks = env_usize("UQ_BENCH_ASKS", 4000);
-    end_to_end(asks, "");
-    end_to_end(asks, "?synchronous=normal");
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite =
+        |name: &str, options: &str| format!("sqlite:{}{options}", dir.path().join(name).display());
+    end_to_end(asks, &sqlite("full.db", ""));
+    end_to_end(asks, &sqlite("normal.db", "?synchronous=normal"));
+    if let Ok(url) = std::env::var("UQ_BENCH_POSTGRES") {
+        end_to_end(asks, &url);
+    }
     restart(env_usize("UQ_BENCH_PENDING", 100_000));
 }
