@@ -53,9 +53,15 @@ fn record(row: &Row) -> AskRecord {
 
 /// A PostgreSQL database as a [`Store`].
 pub struct PostgresStore {
-    client: Client,
+    /// A few connections used in turn: concurrent changes commit on different backends, so
+    /// PostgreSQL flushes their commits together instead of one after another.
+    clients: Vec<Client>,
+    next: std::sync::atomic::AtomicUsize,
     changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
+
+/// How many connections a store keeps for its changes and queries (besides the listener).
+const CONNECTIONS: usize = 4;
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,13 +76,17 @@ impl PostgresStore {
         let cannot = |e: tokio_postgres::Error| {
             StoreError(format!("cannot open the store {}: {e}", redact(url)))
         };
-        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                eprintln!("user-questions hub: the store's connection ended: {e}");
-            }
-        });
-        migrate(&client).await?;
+        let mut clients = Vec::with_capacity(CONNECTIONS);
+        for _ in 0..CONNECTIONS {
+            let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    eprintln!("user-questions hub: the store's connection ended: {e}");
+                }
+            });
+            clients.push(client);
+        }
+        migrate(&clients[0]).await?;
         let (listener, mut connection) =
             tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
         let (sender, changes) = mpsc::unbounded_channel();
@@ -101,9 +111,16 @@ impl PostgresStore {
             std::future::pending::<()>().await
         });
         Ok(PostgresStore {
-            client,
+            clients,
+            next: std::sync::atomic::AtomicUsize::new(0),
             changes: Mutex::new(Some(changes)),
         })
+    }
+
+    /// The next connection, in turn.
+    fn client(&self) -> &Client {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.clients[i % self.clients.len()]
     }
 }
 
@@ -195,7 +212,7 @@ impl Store for PostgresStore {
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
             let row = self
-                .client
+                .client()
                 .query_opt(
                     &format!(
                         "WITH ins AS (
@@ -224,7 +241,7 @@ impl Store for PostgresStore {
     fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
         Box::pin(async move {
             let row = self
-                .client
+                .client()
                 .query_opt(
                     &format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"),
                     &[&(ticket as i64)],
@@ -239,7 +256,7 @@ impl Store for PostgresStore {
         let key = key.to_owned();
         Box::pin(async move {
             let row = self
-                .client
+                .client()
                 .query_opt(
                     &format!("SELECT {COLUMNS} FROM asks WHERE key = $1"),
                     &[&key],
@@ -253,7 +270,7 @@ impl Store for PostgresStore {
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
         Box::pin(async move {
             let rows = self
-                .client
+                .client()
                 .query(
                     &format!("SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"),
                     &[],
@@ -268,7 +285,7 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let ticket = ticket as i64;
             let row = self
-                .client
+                .client()
                 .query_opt(
                     &format!(
                         "WITH u AS (
@@ -290,7 +307,7 @@ impl Store for PostgresStore {
                 return Ok(Settled::Done);
             }
             let exists: bool = self
-                .client
+                .client()
                 .query_one(
                     "SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)",
                     &[&ticket],
@@ -309,7 +326,7 @@ impl Store for PostgresStore {
     fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
         Box::pin(async move {
             let row = self
-                .client
+                .client()
                 .query_opt(
                     &format!(
                         "WITH u AS (
@@ -328,7 +345,7 @@ impl Store for PostgresStore {
 
     fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            self.client
+            self.client()
                 .execute(
                     "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1",
                     &[&before],
@@ -341,7 +358,7 @@ impl Store for PostgresStore {
     fn last_ticket(&self) -> StoreFuture<'_, u64> {
         Box::pin(async move {
             let row = self
-                .client
+                .client()
                 .query_one("SELECT last_value, is_called FROM asks_ticket_seq", &[])
                 .await
                 .map_err(pg_error)?;
