@@ -253,7 +253,39 @@ fn contention(seconds: f64) {
     );
 }
 
+/// `UQ_START_ONLY=N` (and `UQ_START_DEADLINE=1` for asks with deadlines): only start N asks
+/// and exit, for an instruction count under `valgrind --tool=callgrind` — repeatable where
+/// wall-clock times on a shared machine are not. Per-ask cost = (count(N) − count(0)) / N.
+fn start_only(n: usize) {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let deadline = std::env::var_os("UQ_START_DEADLINE").map(|_| Duration::from_secs(3600));
+    let template = questions();
+    let payloads: Vec<_> = (0..n).map(|_| template.clone()).collect();
+    let asks: Vec<_> = payloads
+        .into_iter()
+        .map(|q| {
+            let mut request = AskUserQuestionRequest::new(q);
+            request.timeout = deadline;
+            ctx.user_questions().start(request).unwrap()
+        })
+        .collect();
+    println!("started {} asks", asks.len());
+    // Skip the teardown: only starting is counted.
+    std::process::exit(0);
+}
+
 fn main() {
+    if let Some(n) = std::env::var("UQ_START_ONLY")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        start_only(n);
+    }
     // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run small then.
     let full = std::env::args().any(|a| a == "--bench");
     report(

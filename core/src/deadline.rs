@@ -2,12 +2,11 @@
 //! answered in time. A deadline never produces an answer.
 //!
 //! One timer serves the whole process: a single thread, started on the first deadline, that
-//! sleeps until the earliest deadline in one ordered map. No thread and no OS timer per ask;
-//! arming, extending and clearing a deadline are map operations under one lock. When a
+//! sleeps until the earliest deadline in one binary heap. No thread and no OS timer per ask;
+//! arming and extending a deadline push an entry under one lock, clearing one only marks it. When a
 //! deadline passes, the timer thread only fires the ask's core signal (whose listeners run
 //! there, §4.7) and wakes the asker; it never touches a foreign object.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
@@ -156,9 +155,8 @@ impl Deadline {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         let wanted = now_ns().saturating_add(by);
         if state.armed && wanted > state.at {
-            let old = state.at;
             state.at = wanted;
-            timer().reschedule(old, wanted, &self.inner);
+            timer().reschedule(wanted, &self.inner);
         }
         wall(state.at)
     }
@@ -172,11 +170,9 @@ impl Deadline {
     pub(crate) fn clear(&self) {
         let mut state = relock(&self.inner.state);
         if state.armed {
+            // Its heap entry is skipped when it comes due, or swept once the deadline is gone.
             state.armed = false;
             state.target = None;
-            let at = state.at;
-            drop(state);
-            timer().remove(at, &self.inner);
         }
     }
 }
@@ -208,10 +204,41 @@ struct Timer {
     wake: Condvar,
 }
 
-/// Map keys: (nanoseconds after the origin, the deadline's address as a tie-breaker).
+/// One armed time of one deadline. Extending or clearing a deadline leaves its old entry in
+/// the heap (it no longer matches the deadline's time, so it is skipped when it comes due);
+/// entries of deadlines that are gone are swept when they outnumber the live ones.
+struct TimerEntry {
+    /// Nanoseconds after the origin.
+    at: u64,
+    deadline: Weak<DeadlineInner>,
+}
+
+impl PartialEq for TimerEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at
+    }
+}
+
+impl Eq for TimerEntry {}
+
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TimerEntry {
+    /// Reversed: the heap's top is the earliest time.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.at.cmp(&self.at)
+    }
+}
+
 #[derive(Default)]
 struct TimerState {
-    map: BTreeMap<(u64, usize), Weak<DeadlineInner>>,
+    heap: std::collections::BinaryHeap<TimerEntry>,
+    /// Heap length after the last sweep of entries whose deadline is gone.
+    swept_at: usize,
     thread_started: bool,
 }
 
@@ -223,16 +250,16 @@ fn timer() -> &'static Timer {
     })
 }
 
-fn address(inner: &Arc<DeadlineInner>) -> usize {
-    Arc::as_ptr(inner) as usize
-}
-
 impl Timer {
-    fn insert(&'static self, at: u64, entry: Weak<DeadlineInner>) {
-        let id = entry.as_ptr() as usize;
+    fn insert(&'static self, at: u64, deadline: Weak<DeadlineInner>) {
         let mut state = relock(&self.entries);
-        let earliest = state.map.keys().next().is_none_or(|(first, _)| at < *first);
-        state.map.insert((at, id), entry);
+        let earliest = state.heap.peek().is_none_or(|first| at < first.at);
+        state.heap.push(TimerEntry { at, deadline });
+        if state.heap.len() >= 2 * state.swept_at.max(512) {
+            // Entries of settled asks whose deadline is gone: drop them now, not at their time.
+            state.heap.retain(|e| e.deadline.strong_count() > 0);
+            state.swept_at = state.heap.len();
+        }
         if !state.thread_started {
             state.thread_started = true;
             let spawned = std::thread::Builder::new()
@@ -249,23 +276,15 @@ impl Timer {
         }
     }
 
-    fn reschedule(&self, old: u64, at: u64, inner: &Arc<DeadlineInner>) {
-        let id = address(inner);
-        let mut state = relock(&self.entries);
-        state.map.remove(&(old, id));
-        state.map.insert((at, id), Arc::downgrade(inner));
-    }
-
-    fn remove(&self, at: u64, inner: &Arc<DeadlineInner>) {
-        let removed = relock(&self.entries).map.remove(&(at, address(inner)));
-        drop(removed);
+    fn reschedule(&'static self, at: u64, inner: &Arc<DeadlineInner>) {
+        self.insert(at, Arc::downgrade(inner));
     }
 
     fn run(&self) {
         let mut state = relock(&self.entries);
         loop {
             let now = now_ns();
-            let Some(&(first, _)) = state.map.keys().next() else {
+            let Some(first) = state.heap.peek().map(|e| e.at) else {
                 state = self.wake.wait(state).unwrap_or_else(|e| e.into_inner());
                 continue;
             };
@@ -278,12 +297,14 @@ impl Timer {
                 continue;
             }
             // Take every entry that is due, then fire them without the lock held.
-            let later = state.map.split_off(&(now.saturating_add(1), 0));
-            let due = std::mem::replace(&mut state.map, later);
+            let mut due = Vec::new();
+            while state.heap.peek().is_some_and(|e| e.at <= now) {
+                due.extend(state.heap.pop());
+            }
             drop(state);
-            for ((at, _), entry) in due {
-                if let Some(inner) = entry.upgrade() {
-                    inner.expire(at);
+            for entry in due {
+                if let Some(inner) = entry.deadline.upgrade() {
+                    inner.expire(entry.at);
                 }
             }
             state = relock(&self.entries);

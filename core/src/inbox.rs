@@ -155,6 +155,8 @@ struct InboxInner {
     events: Mutex<EventQueue>,
     delivered: Condvar,
     subscribers: Mutex<(u64, BTreeMap<u64, Subscriber>)>,
+    /// How many subscribers there are: with none, no event is built at all.
+    listening: std::sync::atomic::AtomicUsize,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -162,9 +164,14 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl InboxInner {
-    /// Queues an event and returns its sequence number; called with the state lock held so
-    /// events follow state changes.
-    fn push(&self, event: InboxEvent) -> u64 {
+    /// Queues the event `make` builds and returns its sequence number; called with the state
+    /// lock held so events follow state changes. With no subscriber the event is not built
+    /// (sequence 0: nothing to wait for) — a later subscriber replays `pending()` instead.
+    fn push(&self, make: impl FnOnce() -> InboxEvent) -> u64 {
+        if self.listening.load(std::sync::atomic::Ordering::Acquire) == 0 {
+            return 0;
+        }
+        let event = make();
         let mut events = relock(&self.events);
         events.pushed += 1;
         let seq = events.pushed;
@@ -228,7 +235,7 @@ impl InboxInner {
                     } else {
                         Outcome::Aborted
                     };
-                    let seq = self.push(InboxEvent::Resolved { ticket, outcome });
+                    let seq = self.push(|| InboxEvent::Resolved { ticket, outcome });
                     (entry, seq)
                 }
                 None => return,
@@ -278,6 +285,11 @@ impl InboxSubscription {
     pub fn unsubscribe(&self) {
         if let Some(inner) = self.inbox.upgrade() {
             let removed = relock(&inner.subscribers).1.remove(&self.key);
+            if removed.is_some() {
+                inner
+                    .listening
+                    .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            }
             drop(removed);
         }
     }
@@ -318,6 +330,9 @@ impl QuestionInbox {
         subs.0 += 1;
         let key = subs.0;
         subs.1.insert(key, Arc::new(subscriber));
+        self.inner
+            .listening
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         InboxSubscription {
             inbox: Arc::downgrade(&self.inner),
             key,
@@ -391,7 +406,7 @@ impl QuestionInbox {
             };
             let result = result(entry)?;
             let entry = state.pending.remove(&ticket);
-            let seq = self.inner.push(InboxEvent::Resolved { ticket, outcome });
+            let seq = self.inner.push(|| InboxEvent::Resolved { ticket, outcome });
             (entry.map(|e| (e, seq)), result)
         };
         if let Some((mut entry, seq)) = entry {
@@ -435,7 +450,7 @@ impl QuestionInbox {
             };
             deadline.extend(Duration::from_millis(ms as u64));
             let expires_at = deadline.expires_at_rfc3339();
-            let seq = self.inner.push(InboxEvent::Extended {
+            let seq = self.inner.push(|| InboxEvent::Extended {
                 ticket,
                 expires_at: expires_at.clone(),
             });
@@ -446,13 +461,13 @@ impl QuestionInbox {
     }
 
     /// Takes `request` as a pending question, like [`ask`](UserQuestionProvider::ask), with
-    /// two hooks for hosts that need them (the C ABI): `on_ticket` runs once the ticket is
+    /// two hooks for hosts that need them (the C ABI): `on_ticket` gets the ticket once it is
     /// pending (before any withdrawal is reported), `on_withdraw` when the ask is withdrawn
     /// while still pending.
     pub fn ask_with_hooks(
         &self,
         request: ProviderRequest,
-        on_ticket: impl FnOnce(&PendingQuestion),
+        on_ticket: impl FnOnce(u64),
         on_withdraw: Option<Box<dyn FnOnce(u64) + Send>>,
     ) -> ProviderFuture {
         let (sender, receiver) = oneshot::channel();
@@ -465,26 +480,29 @@ impl QuestionInbox {
                 questions: request.questions.clone(),
                 agent_id: request.agent.as_ref().map(|a| a.id().to_owned()),
                 asked_at,
-                expires_at: request.expires_at(),
+                // Read off the deadline when listed (`Entry::listed`): it moves with `extend`.
+                expires_at: None,
                 key: request.key.clone(),
             };
-            let mut stored = question.clone();
-            stored.expires_at = None;
             state.pending.insert(
                 question.ticket,
                 Entry {
-                    question: stored,
+                    question: question.clone(),
                     sender,
                     on_withdraw,
                     listener: None,
                     deadline: request.deadline.clone(),
                 },
             );
-            let seq = self.inner.push(InboxEvent::Requested(question.clone()));
+            let seq = self.inner.push(|| {
+                let mut requested = question.clone();
+                requested.expires_at = request.expires_at();
+                InboxEvent::Requested(requested)
+            });
             (question, seq)
         };
         self.inner.deliver_through(seq);
-        on_ticket(&question);
+        on_ticket(question.ticket);
         let ticket = question.ticket;
         let weak = Arc::downgrade(&self.inner);
         let listener = request.signal.on_abort(move || {

@@ -87,9 +87,9 @@ impl UserQuestionProvider for CProvider {
         let json = transient(&request.to_json());
         self.inbox.ask_with_hooks(
             request,
-            move |pending| {
+            move |ticket| {
                 // SAFETY: registered by the caller for this user_data; `json` lives for the call.
-                unsafe { (callbacks.ask)(callbacks.user_data.0, pending.ticket, json.as_ptr()) };
+                unsafe { (callbacks.ask)(callbacks.user_data.0, ticket, json.as_ptr()) };
             },
             on_withdraw,
         )
