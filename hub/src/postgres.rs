@@ -1,15 +1,22 @@
 //! The PostgreSQL store: several hubs on one database serve the same questions. Every
-//! operation is one statement (committed when it returns); each change also sends
-//! `NOTIFY user_questions` (`c:N` created, `s:N` settled, `e:N` extended) in the same
-//! statement, and every hub `LISTEN`s, so an ask posted to one hub is listed and streamed by the
-//! others at once, and an answer given on any of them settles it everywhere. Settling is
-//! conditional (`… WHERE status = 'pending'`): the first answer wins across hubs.
+//! operation is one statement (committed when it returns); once a change is committed, the hub
+//! sends `NOTIFY user_questions` (`c:N` created, `s:N` settled, `e:N` extended), and every hub
+//! `LISTEN`s, so an ask posted to one hub is listed and streamed by the others at once, and an
+//! answer given on any of them settles it everywhere. Settling is conditional
+//! (`… WHERE status = 'pending'`): the first answer wins across hubs.
+//!
+//! The notification is its own statement, after the change's commit, on the listening
+//! connection with `synchronous_commit = off`: PostgreSQL serializes the commits of
+//! transactions that notify (a database-wide lock held through the commit's WAL flush), so a
+//! notification inside each change would make every change wait for the flush of the one
+//! before it. Apart, the changes' commits are flushed together across the connections, and a
+//! notification, which is not data, costs no flush. A notification never precedes its change.
 
 use std::sync::Mutex;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, Client, NoTls, Row};
+use tokio_postgres::{AsyncMessage, Client, NoTls, Row, Statement};
 
 use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
@@ -51,12 +58,78 @@ fn record(row: &Row) -> AskRecord {
     }
 }
 
+/// One connection and its statements, prepared once when it opens (a statement prepared per
+/// call would cost a second round trip every time).
+struct Connection {
+    client: Client,
+    create: Statement,
+    get: Statement,
+    by_key: Statement,
+    pending: Statement,
+    settle: Statement,
+    exists: Statement,
+    extend: Statement,
+    purge: Statement,
+    last_ticket: Statement,
+}
+
+impl Connection {
+    async fn prepare(client: Client) -> Result<Connection, tokio_postgres::Error> {
+        Ok(Connection {
+            create: client
+                .prepare(
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (key) DO NOTHING RETURNING ticket",
+                )
+                .await?,
+            get: client
+                .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"))
+                .await?,
+            by_key: client
+                .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE key = $1"))
+                .await?,
+            pending: client
+                .prepare(&format!(
+                    "SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"
+                ))
+                .await?,
+            settle: client
+                .prepare(
+                    "UPDATE asks SET status = $2, answer = $3, message = $4, settled_at = $5
+                     WHERE ticket = $1 AND status = 'pending' RETURNING ticket",
+                )
+                .await?,
+            exists: client
+                .prepare("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)")
+                .await?,
+            extend: client
+                .prepare(
+                    "UPDATE asks SET expires_at = GREATEST(expires_at, $2)
+                     WHERE ticket = $1 AND status = 'pending' AND expires_at IS NOT NULL
+                     RETURNING expires_at",
+                )
+                .await?,
+            purge: client
+                .prepare("DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1")
+                .await?,
+            last_ticket: client
+                .prepare("SELECT last_value, is_called FROM asks_ticket_seq")
+                .await?,
+            client,
+        })
+    }
+}
+
 /// A PostgreSQL database as a [`Store`].
 pub struct PostgresStore {
     /// A few connections used in turn: concurrent changes commit on different backends, so
     /// PostgreSQL flushes their commits together instead of one after another.
-    clients: Vec<Client>,
+    clients: Vec<Connection>,
     next: std::sync::atomic::AtomicUsize,
+    /// The listening connection, which also sends the notifications (see the module's docs).
+    notifier: Client,
+    notify: Statement,
     changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
 
@@ -87,6 +160,10 @@ impl PostgresStore {
             clients.push(client);
         }
         migrate(&clients[0]).await?;
+        let mut connections = Vec::with_capacity(CONNECTIONS);
+        for client in clients {
+            connections.push(Connection::prepare(client).await.map_err(cannot)?);
+        }
         let (listener, mut connection) =
             tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
         let (sender, changes) = mpsc::unbounded_channel();
@@ -102,23 +179,33 @@ impl PostgresStore {
             }
         });
         listener
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
             .await
             .map_err(pg_error)?;
-        // The listening connection lives as long as its task: keep its client with it.
-        tokio::spawn(async move {
-            let _listener = listener;
-            std::future::pending::<()>().await
-        });
+        let notify = listener
+            .prepare(&format!("SELECT pg_notify('{CHANNEL}', $1)::text"))
+            .await
+            .map_err(pg_error)?;
         Ok(PostgresStore {
-            clients,
+            clients: connections,
+            notifier: listener,
+            notify,
             next: std::sync::atomic::AtomicUsize::new(0),
             changes: Mutex::new(Some(changes)),
         })
     }
 
+    /// Tells every hub (this one too) of a committed change. The change stands whether or not
+    /// this works; a failure is logged (the other hubs then learn of it when they next read that
+    /// ask, or on a restart).
+    async fn announce(&self, change: &str) {
+        if let Err(e) = self.notifier.query_one(&self.notify, &[&change]).await {
+            eprintln!("user-questions hub: cannot announce {change} to other hubs: {e}");
+        }
+    }
+
     /// The next connection, in turn.
-    fn client(&self) -> &Client {
+    fn client(&self) -> &Connection {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         &self.clients[i % self.clients.len()]
     }
@@ -211,22 +298,26 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
-            let row = self
-                .client()
+            let c = self.client();
+            let row = c
+                .client
                 .query_opt(
-                    &format!(
-                        "WITH ins AS (
-                             INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
-                             VALUES ($1, $2, $3, $4, $5, $6)
-                             ON CONFLICT (key) DO NOTHING RETURNING ticket)
-                         SELECT ticket, pg_notify('{CHANNEL}', 'c:' || ticket)::text FROM ins"
-                    ),
-                    &[&ask.questions, &ask.agent_id, &ask.key, &ask.asked_at, &timeout_ms, &expires_at],
+                    &c.create,
+                    &[
+                        &ask.questions,
+                        &ask.agent_id,
+                        &ask.key,
+                        &ask.asked_at,
+                        &timeout_ms,
+                        &expires_at,
+                    ],
                 )
                 .await
                 .map_err(pg_error)?;
             if let Some(row) = row {
-                return Ok(Created::New(ask.stored(row.get::<_, i64>(0) as u64)));
+                let ticket = row.get::<_, i64>(0) as u64;
+                self.announce(&format!("c:{ticket}")).await;
+                return Ok(Created::New(ask.stored(ticket)));
             }
             // The key is taken: that ask.
             match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {
@@ -240,12 +331,10 @@ impl Store for PostgresStore {
 
     fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
         Box::pin(async move {
-            let row = self
-                .client()
-                .query_opt(
-                    &format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"),
-                    &[&(ticket as i64)],
-                )
+            let c = self.client();
+            let row = c
+                .client
+                .query_opt(&c.get, &[&(ticket as i64)])
                 .await
                 .map_err(pg_error)?;
             Ok(row.as_ref().map(record))
@@ -255,12 +344,10 @@ impl Store for PostgresStore {
     fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
         let key = key.to_owned();
         Box::pin(async move {
-            let row = self
-                .client()
-                .query_opt(
-                    &format!("SELECT {COLUMNS} FROM asks WHERE key = $1"),
-                    &[&key],
-                )
+            let c = self.client();
+            let row = c
+                .client
+                .query_opt(&c.by_key, &[&key])
                 .await
                 .map_err(pg_error)?;
             Ok(row.as_ref().map(record))
@@ -269,14 +356,8 @@ impl Store for PostgresStore {
 
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
         Box::pin(async move {
-            let rows = self
-                .client()
-                .query(
-                    &format!("SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"),
-                    &[],
-                )
-                .await
-                .map_err(pg_error)?;
+            let c = self.client();
+            let rows = c.client.query(&c.pending, &[]).await.map_err(pg_error)?;
             Ok(rows.iter().map(record).collect())
         })
     }
@@ -284,15 +365,11 @@ impl Store for PostgresStore {
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         Box::pin(async move {
             let ticket = ticket as i64;
-            let row = self
-                .client()
+            let c = self.client();
+            let row = c
+                .client
                 .query_opt(
-                    &format!(
-                        "WITH u AS (
-                             UPDATE asks SET status = $2, answer = $3, message = $4, settled_at = $5
-                             WHERE ticket = $1 AND status = 'pending' RETURNING ticket)
-                         SELECT ticket, pg_notify('{CHANNEL}', 's:' || ticket)::text FROM u"
-                    ),
+                    &c.settle,
                     &[
                         &ticket,
                         &settlement.status.as_str(),
@@ -304,14 +381,12 @@ impl Store for PostgresStore {
                 .await
                 .map_err(pg_error)?;
             if row.is_some() {
+                self.announce(&format!("s:{ticket}")).await;
                 return Ok(Settled::Done);
             }
-            let exists: bool = self
-                .client()
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)",
-                    &[&ticket],
-                )
+            let exists: bool = c
+                .client
+                .query_one(&c.exists, &[&ticket])
                 .await
                 .map_err(pg_error)?
                 .get(0);
@@ -325,31 +400,23 @@ impl Store for PostgresStore {
 
     fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
         Box::pin(async move {
-            let row = self
-                .client()
-                .query_opt(
-                    &format!(
-                        "WITH u AS (
-                             UPDATE asks SET expires_at = GREATEST(expires_at, $2)
-                             WHERE ticket = $1 AND status = 'pending' AND expires_at IS NOT NULL
-                             RETURNING ticket, expires_at)
-                         SELECT expires_at, pg_notify('{CHANNEL}', 'e:' || ticket)::text FROM u"
-                    ),
-                    &[&(ticket as i64), &at_least],
-                )
+            let c = self.client();
+            let row = c
+                .client
+                .query_opt(&c.extend, &[&(ticket as i64), &at_least])
                 .await
                 .map_err(pg_error)?;
-            Ok(row.map(|r| r.get(0)))
+            let Some(row) = row else { return Ok(None) };
+            self.announce(&format!("e:{ticket}")).await;
+            Ok(Some(row.get(0)))
         })
     }
 
     fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            self.client()
-                .execute(
-                    "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1",
-                    &[&before],
-                )
+            let c = self.client();
+            c.client
+                .execute(&c.purge, &[&before])
                 .await
                 .map_err(pg_error)
         })
@@ -357,9 +424,10 @@ impl Store for PostgresStore {
 
     fn last_ticket(&self) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            let row = self
-                .client()
-                .query_one("SELECT last_value, is_called FROM asks_ticket_seq", &[])
+            let c = self.client();
+            let row = c
+                .client
+                .query_one(&c.last_ticket, &[])
                 .await
                 .map_err(pg_error)?;
             let (last, called): (i64, bool) = (row.get(0), row.get(1));
