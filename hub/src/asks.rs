@@ -187,6 +187,11 @@ impl Asks {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether other hubs share this hub's store.
+    pub(crate) fn shared(&self) -> bool {
+        self.store.shared()
+    }
+
     /// How many asks are pending here.
     pub(crate) fn pending_count(&self) -> usize {
         self.lock().len()
@@ -513,13 +518,19 @@ impl Asks {
         tokio::spawn(async move {
             while let Some(change) = changes.recv().await {
                 let Some(asks) = asks.upgrade() else { break };
-                asks.apply(change).await;
+                match change {
+                    Change::Resync => asks.resync().await,
+                    change => asks.apply(change).await,
+                }
             }
         });
     }
 
     async fn apply(&self, change: Change) {
-        let (Change::Created(ticket) | Change::Settled(ticket) | Change::Extended(ticket)) = change;
+        let (Change::Created(ticket) | Change::Settled(ticket) | Change::Extended(ticket)) = change
+        else {
+            return;
+        };
         let known = self.lock().contains_key(&ticket);
         if known == matches!(change, Change::Created(_)) {
             // Created and already here, or settled/extended and not followed here.
@@ -548,6 +559,47 @@ impl Asks {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Compares the view with a shared store and applies what it missed: asks created
+    /// elsewhere are adopted, asks settled elsewhere finish here, deadlines moved elsewhere
+    /// move here. Run when the store's listening connection was reopened and every
+    /// few seconds on a shared store, so an announcement lost to a cut connection
+    /// or a hub killed between its commit and its announcement is caught up with.
+    pub(crate) async fn resync(&self) {
+        let Ok(pending) = self.store.pending_deadlines().await else {
+            return;
+        };
+        let in_store: std::collections::HashMap<u64, Option<i64>> =
+            pending.iter().copied().collect();
+        let (missing, gone, moved): (Vec<u64>, Vec<u64>, Vec<u64>) = {
+            let live = self.lock();
+            (
+                pending
+                    .iter()
+                    .map(|(t, _)| *t)
+                    .filter(|t| !live.contains_key(t))
+                    .collect(),
+                live.keys()
+                    .filter(|t| !in_store.contains_key(t))
+                    .copied()
+                    .collect(),
+                live.iter()
+                    .filter(|(t, e)| in_store.get(t).is_some_and(|at| *at != e.expires_at))
+                    .map(|(t, _)| *t)
+                    .collect(),
+            )
+        };
+        for ticket in missing {
+            self.apply(Change::Created(ticket)).await;
+        }
+        for ticket in gone {
+            // Asked here after the store was read, or settled elsewhere: the store decides.
+            self.apply(Change::Settled(ticket)).await;
+        }
+        for ticket in moved {
+            self.apply(Change::Extended(ticket)).await;
         }
     }
 

@@ -53,6 +53,8 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// How often deadlines and leases are checked.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
+/// How often a hub on a shared store compares its view with the store (see `Asks::resync`).
+const RESYNC_EVERY: Duration = Duration::from_secs(5);
 /// How often settled asks past the retention are deleted.
 const PURGE_EVERY: Duration = Duration::from_secs(1);
 
@@ -315,6 +317,7 @@ fn run_server(
                 let mut tick = tokio::time::interval(SWEEP_EVERY);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 let mut last_purge = std::time::Instant::now() - PURGE_EVERY;
+                let mut last_resync = std::time::Instant::now();
                 loop {
                     tick.tick().await;
                     let purge = last_purge.elapsed() >= PURGE_EVERY;
@@ -322,6 +325,10 @@ fn run_server(
                         last_purge = std::time::Instant::now();
                     }
                     asks.sweep(purge).await;
+                    if asks.shared() && last_resync.elapsed() >= RESYNC_EVERY {
+                        last_resync = std::time::Instant::now();
+                        asks.resync().await;
+                    }
                 }
             })
         };

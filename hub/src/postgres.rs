@@ -12,7 +12,9 @@
 //! before it. Apart, the changes' commits are flushed together across the connections, and a
 //! notification, which is not data, costs no flush. A notification never precedes its change.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -38,7 +40,15 @@ const CHANNEL: &str = "user_questions";
 const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at";
 
 fn pg_error(e: tokio_postgres::Error) -> StoreError {
-    StoreError(format!("postgres: {e}"))
+    StoreError(format!("postgres: {}", describe(&e)))
+}
+
+/// The error with the server's own words when it sent some ("db error" alone says nothing).
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{e}: {}", db.message()),
+        None => e.to_string(),
+    }
 }
 
 fn record(row: &Row) -> AskRecord {
@@ -71,6 +81,7 @@ struct Connection {
     extend: Statement,
     purge: Statement,
     last_ticket: Statement,
+    pending_deadlines: Statement,
 }
 
 impl Connection {
@@ -116,29 +127,140 @@ impl Connection {
             last_ticket: client
                 .prepare("SELECT last_value, is_called FROM asks_ticket_seq")
                 .await?,
+            pending_deadlines: client
+                .prepare("SELECT ticket, expires_at FROM asks WHERE status = 'pending'")
+                .await?,
             client,
         })
     }
 }
 
+/// The listening connection's client, which also sends the notifications.
+struct Notifier {
+    client: Client,
+    notify: Statement,
+}
+
+/// One of the store's connections; one that has closed (the server restarted, the connection
+/// was cut) is reopened by the next operation that picks it.
+struct Slot {
+    current: Mutex<Arc<Connection>>,
+    reopening: tokio::sync::Mutex<()>,
+}
+
 /// A PostgreSQL database as a [`Store`].
 pub struct PostgresStore {
+    url: String,
     /// A few connections used in turn: concurrent changes commit on different backends, so
     /// PostgreSQL flushes their commits together instead of one after another.
-    clients: Vec<Connection>,
-    next: std::sync::atomic::AtomicUsize,
-    /// The listening connection, which also sends the notifications (see the module's docs).
-    notifier: Client,
-    notify: Statement,
+    slots: Vec<Slot>,
+    next: AtomicUsize,
+    /// The listening connection (see the module's docs); `None` while it reconnects.
+    notifier: Arc<Mutex<Option<Arc<Notifier>>>>,
     changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
 
 /// How many connections a store keeps for its changes and queries (besides the listener).
 const CONNECTIONS: usize = 4;
 
+/// The longest wait between two attempts to reopen the listening connection.
+const RELISTEN_AT_MOST: Duration = Duration::from_secs(5);
+
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens a connection whose I/O runs on its own task; the client.
+async fn open_client(url: &str) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            eprintln!(
+                "user-questions hub: the store's connection ended: {}",
+                describe(&e)
+            );
+        }
+    });
+    Ok(client)
+}
+
+/// Opens the listening connection: its notifications go to `sender` until it ends (the
+/// returned task then finishes).
+async fn open_listener(
+    url: &str,
+    sender: mpsc::UnboundedSender<Change>,
+) -> Result<(Notifier, tokio::task::JoinHandle<()>), tokio_postgres::Error> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    let driver = tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let AsyncMessage::Notification(n) = message
+                && let Some(change) = parse_change(n.payload())
+            {
+                // No one follows any more: keep draining until the client is dropped.
+                let _ = sender.send(change);
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
+        .await?;
+    let notify = client
+        .prepare(&format!("SELECT pg_notify('{CHANNEL}', $1)::text"))
+        .await?;
+    Ok((Notifier { client, notify }, driver))
+}
+
+/// Reopens the listening connection whenever it ends, for as long as the store lives, and then
+/// asks the hub to compare its view with the store ([`Change::Resync`]): what was announced
+/// while no one listened is not heard again.
+async fn relisten(
+    url: String,
+    sender: mpsc::UnboundedSender<Change>,
+    notifier: Weak<Mutex<Option<Arc<Notifier>>>>,
+    mut driver: tokio::task::JoinHandle<()>,
+) {
+    loop {
+        let _ = (&mut driver).await;
+        match notifier.upgrade() {
+            Some(slot) => *lock(&slot) = None,
+            None => return,
+        }
+        eprintln!(
+            "user-questions hub: lost the store's listening connection ({}); reconnecting",
+            redact(&url)
+        );
+        let mut delay = Duration::from_millis(100);
+        loop {
+            tokio::time::sleep(delay).await;
+            if notifier.strong_count() == 0 {
+                return;
+            }
+            match open_listener(&url, sender.clone()).await {
+                Ok((fresh, next)) => {
+                    let Some(slot) = notifier.upgrade() else {
+                        return;
+                    };
+                    *lock(&slot) = Some(Arc::new(fresh));
+                    driver = next;
+                    let _ = sender.send(Change::Resync);
+                    break;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "user-questions hub: cannot reopen the listening connection: {}",
+                        describe(&e)
+                    );
+                    delay = (delay * 2).min(RELISTEN_AT_MOST);
+                }
+            }
+        }
     }
 }
 
@@ -147,67 +269,87 @@ impl PostgresStore {
     /// other hubs' changes. Needs a tokio runtime (the connections run on it).
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
         let cannot = |e: tokio_postgres::Error| {
-            StoreError(format!("cannot open the store {}: {e}", redact(url)))
+            StoreError(format!(
+                "cannot open the store {}: {}",
+                redact(url),
+                describe(&e)
+            ))
         };
-        let mut clients = Vec::with_capacity(CONNECTIONS);
-        for _ in 0..CONNECTIONS {
-            let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
-            tokio::spawn(async move {
-                if let Err(e) = connection.await {
-                    eprintln!("user-questions hub: the store's connection ended: {e}");
-                }
-            });
-            clients.push(client);
+        let first = open_client(url).await.map_err(cannot)?;
+        migrate(&first).await?;
+        let mut slots = Vec::with_capacity(CONNECTIONS);
+        slots.push(Connection::prepare(first).await.map_err(cannot)?);
+        while slots.len() < CONNECTIONS {
+            let client = open_client(url).await.map_err(cannot)?;
+            slots.push(Connection::prepare(client).await.map_err(cannot)?);
         }
-        migrate(&clients[0]).await?;
-        let mut connections = Vec::with_capacity(CONNECTIONS);
-        for client in clients {
-            connections.push(Connection::prepare(client).await.map_err(cannot)?);
-        }
-        let (listener, mut connection) =
-            tokio_postgres::connect(url, NoTls).await.map_err(cannot)?;
         let (sender, changes) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
-            while let Some(Ok(message)) = messages.next().await {
-                if let AsyncMessage::Notification(n) = message
-                    && let Some(change) = parse_change(n.payload())
-                    && sender.send(change).is_err()
-                {
-                    break;
-                }
-            }
-        });
-        listener
-            .batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
-            .await
-            .map_err(pg_error)?;
-        let notify = listener
-            .prepare(&format!("SELECT pg_notify('{CHANNEL}', $1)::text"))
-            .await
-            .map_err(pg_error)?;
+        let (notifier, driver) = open_listener(url, sender.clone()).await.map_err(cannot)?;
+        let notifier = Arc::new(Mutex::new(Some(Arc::new(notifier))));
+        tokio::spawn(relisten(
+            url.to_owned(),
+            sender,
+            Arc::downgrade(&notifier),
+            driver,
+        ));
         Ok(PostgresStore {
-            clients: connections,
-            notifier: listener,
-            notify,
-            next: std::sync::atomic::AtomicUsize::new(0),
+            url: url.to_owned(),
+            slots: slots
+                .into_iter()
+                .map(|c| Slot {
+                    current: Mutex::new(Arc::new(c)),
+                    reopening: tokio::sync::Mutex::new(()),
+                })
+                .collect(),
+            next: AtomicUsize::new(0),
+            notifier,
             changes: Mutex::new(Some(changes)),
         })
     }
 
     /// Tells every hub (this one too) of a committed change. The change stands whether or not
-    /// this works; a failure is logged (the other hubs then learn of it when they next read that
-    /// ask, or on a restart).
+    /// this works; a failure is logged, and the other hubs catch up when they next compare
+    /// their view with the store (every few seconds, [`Change::Resync`]).
     async fn announce(&self, change: &str) {
-        if let Err(e) = self.notifier.query_one(&self.notify, &[&change]).await {
+        let notifier = lock(&self.notifier).clone();
+        let result = match notifier {
+            Some(n) => n
+                .client
+                .query_one(&n.notify, &[&change])
+                .await
+                .map(drop)
+                .map_err(|e| describe(&e)),
+            None => Err("the listening connection is reconnecting".to_owned()),
+        };
+        if let Err(e) = result {
             eprintln!("user-questions hub: cannot announce {change} to other hubs: {e}");
         }
     }
 
-    /// The next connection, in turn.
-    fn client(&self) -> &Connection {
-        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        &self.clients[i % self.clients.len()]
+    /// The next connection, in turn, reopened first if it has closed.
+    async fn client(&self) -> StoreResult<Arc<Connection>> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = &self.slots[i % self.slots.len()];
+        let current = lock(&slot.current).clone();
+        if !current.client.is_closed() {
+            return Ok(current);
+        }
+        let _reopening = slot.reopening.lock().await;
+        let current = lock(&slot.current).clone();
+        if !current.client.is_closed() {
+            return Ok(current);
+        }
+        let cannot = |e: tokio_postgres::Error| {
+            StoreError(format!(
+                "cannot reach the store {}: {}",
+                redact(&self.url),
+                describe(&e)
+            ))
+        };
+        let client = open_client(&self.url).await.map_err(cannot)?;
+        let fresh = Arc::new(Connection::prepare(client).await.map_err(cannot)?);
+        *lock(&slot.current) = fresh.clone();
+        Ok(fresh)
     }
 }
 
@@ -298,7 +440,7 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(
@@ -331,7 +473,7 @@ impl Store for PostgresStore {
 
     fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(&c.get, &[&(ticket as i64)])
@@ -344,7 +486,7 @@ impl Store for PostgresStore {
     fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
         let key = key.to_owned();
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(&c.by_key, &[&key])
@@ -356,7 +498,7 @@ impl Store for PostgresStore {
 
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             let rows = c.client.query(&c.pending, &[]).await.map_err(pg_error)?;
             Ok(rows.iter().map(record).collect())
         })
@@ -365,7 +507,7 @@ impl Store for PostgresStore {
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         Box::pin(async move {
             let ticket = ticket as i64;
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(
@@ -400,7 +542,7 @@ impl Store for PostgresStore {
 
     fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(&c.extend, &[&(ticket as i64), &at_least])
@@ -414,7 +556,7 @@ impl Store for PostgresStore {
 
     fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             c.client
                 .execute(&c.purge, &[&before])
                 .await
@@ -424,7 +566,7 @@ impl Store for PostgresStore {
 
     fn last_ticket(&self) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            let c = self.client();
+            let c = self.client().await?;
             let row = c
                 .client
                 .query_one(&c.last_ticket, &[])
@@ -432,6 +574,21 @@ impl Store for PostgresStore {
                 .map_err(pg_error)?;
             let (last, called): (i64, bool) = (row.get(0), row.get(1));
             Ok(if called { last.max(0) as u64 } else { 0 })
+        })
+    }
+
+    fn pending_deadlines(&self) -> StoreFuture<'_, Vec<(u64, Option<i64>)>> {
+        Box::pin(async move {
+            let c = self.client().await?;
+            let rows = c
+                .client
+                .query(&c.pending_deadlines, &[])
+                .await
+                .map_err(pg_error)?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
+                .collect())
         })
     }
 

@@ -188,6 +188,9 @@ pub enum Change {
     Settled(u64),
     /// An ask's deadline moved.
     Extended(u64),
+    /// Changes may have gone unheard (the store's listening connection was reopened): compare
+    /// the view with [`Store::pending_deadlines`].
+    Resync,
 }
 
 /// Where a hub keeps its asks. Every future resolves after the change is committed.
@@ -200,6 +203,13 @@ pub trait Store: Send + Sync + 'static {
     fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>>;
     /// Every pending ask, in ticket order.
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>>;
+    /// The ticket and expiry of every pending ask (what a hub compares its view with).
+    fn pending_deadlines(&self) -> StoreFuture<'_, Vec<(u64, Option<i64>)>> {
+        Box::pin(async move {
+            let pending = self.pending().await?;
+            Ok(pending.iter().map(|a| (a.ticket, a.expires_at)).collect())
+        })
+    }
     /// Settles the ask if it is still pending (first writer wins).
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled>;
     /// Moves a pending ask's expiry to `max(expires_at, at_least)`; the new expiry, or `None`

@@ -346,3 +346,122 @@ fn migrations_are_recorded_once() {
     });
     assert_eq!(rows, vec![(1, "asks".to_owned())]);
 }
+
+/// Runs SQL on a test database directly, as another program (or a hub killed between its
+/// commit and its announcement) would: no notification is sent.
+fn sql(store: &str, statement: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(store, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test database");
+        tokio::spawn(connection);
+        client.batch_execute(statement).await.unwrap();
+    });
+}
+
+/// The first pending ask a hub lists: its ticket.
+fn first_listed(http: &Http, hub: &Hub) -> u64 {
+    let until = Instant::now() + PATIENCE;
+    loop {
+        if let Some(p) = http.pending(hub).first() {
+            return p["ticket"].as_u64().unwrap();
+        }
+        assert!(Instant::now() < until, "the hub never listed an ask");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn changes_no_hub_announced_are_caught_up_with() {
+    let store = database("uq_unannounced");
+    let one = hub(&store);
+    let http = Http::new();
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&format!("http://{}", one.local_addr()), TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
+    let ticket = first_listed(&http, &one);
+    // What a hub killed between its commit and its announcement leaves: an ask stored and an
+    // ask answered, neither announced. The hub catches up with both within seconds.
+    sql(
+        &store,
+        &format!(
+            r#"INSERT INTO asks (questions, asked_at)
+                   VALUES ('[{{"id":"x","question":"Deploy?"}}]', 1800000000000);
+               UPDATE asks SET status = 'answered', settled_at = 1800000000001,
+                               answer = '{{"answers":[{{"id":"q","selected":["A"]}}]}}'
+                   WHERE ticket = {ticket};"#
+        ),
+    );
+    let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["A".to_owned()]);
+    http.wait_unlisted(&one, ticket);
+    let until = Instant::now() + PATIENCE;
+    while !http
+        .pending(&one)
+        .iter()
+        .any(|p| p["questions"][0]["id"] == "x")
+    {
+        assert!(
+            Instant::now() < until,
+            "the unannounced ask was never listed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn hubs_whose_database_connections_are_cut_reconnect_and_keep_every_question() {
+    let store = database("uq_cut");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&format!("http://{}", one.local_addr()), TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
+    let ticket = first_listed(&http, &two);
+    // Every connection of both hubs is cut (as a database restart or a failover does).
+    sql(
+        &format!("{}/postgres", server()),
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = 'uq_cut' AND pid <> pg_backend_pid()",
+    );
+    // The answer on the second hub goes through once its connections are reopened (an
+    // operation that met the cut connection fails with 500 and is tried again, as a UI does).
+    let until = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = http.send(
+            reqwest::Method::POST,
+            &two,
+            &format!("/api/v1/questions/{ticket}/answer"),
+            Some(r#"{"answers":[{"id":"q","selected":["B"]}]}"#.into()),
+        );
+        if status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+        assert!(Instant::now() < until, "the answer never went through");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // It reaches the asker on the first hub, heard or caught up with.
+    let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["B".to_owned()]);
+    http.wait_unlisted(&one, ticket);
+    // And both hubs serve new asks across hubs again.
+    let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
+    let next = first_listed(&http, &two);
+    assert_ne!(next, ticket);
+    let (status, body) = http.send(
+        reqwest::Method::POST,
+        &two,
+        &format!("/api/v1/questions/{next}/answer"),
+        Some(r#"{"answers":[{"id":"q","selected":["A"]}]}"#.into()),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
+    assert_eq!(answer.answers[0].selected, vec!["A".to_owned()]);
+}
