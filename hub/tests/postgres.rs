@@ -363,6 +363,14 @@ fn sql(store: &str, statement: &str) {
     });
 }
 
+/// A host whose asks go to `hub`.
+fn asker(hub: &Hub) -> Context {
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&format!("http://{}", hub.local_addr()), TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    ctx
+}
+
 /// The first pending ask a hub lists: its ticket.
 fn first_listed(http: &Http, hub: &Hub) -> u64 {
     let until = Instant::now() + PATIENCE;
@@ -380,9 +388,7 @@ fn changes_no_hub_announced_are_caught_up_with() {
     let store = database("uq_unannounced");
     let one = hub(&store);
     let http = Http::new();
-    let ctx = Context::new();
-    let remote = RemoteProvider::new(&format!("http://{}", one.local_addr()), TOKEN).unwrap();
-    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let ctx = asker(&one);
     let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
     let ticket = first_listed(&http, &one);
     // What a hub killed between its commit and its announcement leaves: an ask stored and an
@@ -419,9 +425,7 @@ fn hubs_whose_database_connections_are_cut_reconnect_and_keep_every_question() {
     let store = database("uq_cut");
     let (one, two) = (hub(&store), hub(&store));
     let http = Http::new();
-    let ctx = Context::new();
-    let remote = RemoteProvider::new(&format!("http://{}", one.local_addr()), TOKEN).unwrap();
-    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let ctx = asker(&one);
     let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
     let ticket = first_listed(&http, &two);
     // Every connection of both hubs is cut (as a database restart or a failover does).
