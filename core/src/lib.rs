@@ -39,6 +39,7 @@ pub mod auto;
 pub mod deadline;
 mod drop_aside;
 pub mod error;
+mod fast_request;
 pub mod inbox;
 pub mod inline;
 mod journal;

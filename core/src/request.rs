@@ -115,6 +115,10 @@ impl AskUserQuestionRequest {
     /// [`from_value`](Self::from_value) for JSON text; text that is not JSON fails
     /// `INVALID_REQUEST` with `request is not valid JSON: …`.
     pub fn from_json(text: &str) -> Result<Self> {
+        limits::check_json_size(text, "request")?;
+        if let Some(request) = crate::fast_request::parse(text) {
+            return Ok(request);
+        }
         Self::from_value(&parse_json(text, "request")?)
     }
 

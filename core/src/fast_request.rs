@@ -1,0 +1,207 @@
+//! A fast path for request JSON text: the wire form deserialized straight into the wire types,
+//! with no untyped `Value` in between (that tree, built and dropped, was most of what parsing a
+//! request cost). It only ever *accepts*: any input it is not sure of — a type error, `null`
+//! where a value is optional, a duplicate key, an array where an object belongs, a limit or a
+//! check that fails — yields `None`, and the untyped parser of `crate::parse` decides, with its
+//! messages in its order (§3). So on success it must give what that parser gives; the tests
+//! below and `core/tests/fast_request.rs` hold it to that.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::deadline::check_timeout_ms;
+use crate::limits;
+use crate::request::{AskUserQuestionRequest, check_key};
+use crate::types::{AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption};
+
+/// `T` from a JSON object only (a derived `Deserialize` also takes an array of the fields in
+/// order, which the untyped parser refuses).
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OnlyMaps<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for OnlyMaps<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        deserializer.deserialize_map(OnlyMaps(PhantomData))
+    }
+}
+
+/// An optional member that, when present, must be a `T` (`null` is refused, as the untyped
+/// parser refuses it).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+#[derive(serde::Deserialize)]
+struct Request {
+    questions: Vec<MapOnly<Question>>,
+    #[serde(rename = "timeoutMs", default, deserialize_with = "present")]
+    timeout_ms: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    key: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Question {
+    id: String,
+    question: String,
+    #[serde(default, deserialize_with = "present")]
+    detail: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    header: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    options: Option<Vec<MapOnly<Option_>>>,
+    #[serde(rename = "multiSelect", default, deserialize_with = "present")]
+    multi_select: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    intent: Option<MapOnly<Intent>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Option_ {
+    label: String,
+    #[serde(default, deserialize_with = "present")]
+    description: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Intent {
+    kind: String,
+    approve: String,
+}
+
+/// The request in `text` when it is well formed and passes every check of parsing (limits,
+/// `timeoutMs`, `key`); `None` when the untyped parser must decide. `text` is already
+/// size-checked.
+pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
+    let MapOnly(request) = serde_json::from_str::<MapOnly<Request>>(text).ok()?;
+    if request.questions.len() > limits::MAX_QUESTIONS {
+        return None;
+    }
+    let questions: Vec<AskUserQuestionItem> = request
+        .questions
+        .into_iter()
+        .map(|MapOnly(q)| AskUserQuestionItem {
+            id: q.id,
+            question: q.question,
+            detail: q.detail,
+            header: q.header,
+            options: q.options.map(|options| {
+                options
+                    .into_iter()
+                    .map(|MapOnly(o)| AskUserQuestionOption {
+                        label: o.label,
+                        description: o.description,
+                    })
+                    .collect()
+            }),
+            multi_select: q.multi_select,
+            intent: q.intent.map(|MapOnly(i)| AskUserQuestionIntent {
+                kind: i.kind,
+                approve: i.approve,
+            }),
+        })
+        .collect();
+    limits::check_question_limits(&questions).ok()?;
+    let timeout = match request.timeout_ms {
+        None => None,
+        Some(ms) => Some(Duration::from_millis(check_timeout_ms(ms).ok()?)),
+    };
+    if let Some(key) = &request.key {
+        check_key(key).ok()?;
+    }
+    let mut parsed = AskUserQuestionRequest::new(questions);
+    parsed.timeout = timeout;
+    parsed.key = request.key;
+    Some(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slow(text: &str) -> crate::Result<AskUserQuestionRequest> {
+        AskUserQuestionRequest::from_value(&serde_json::from_str(text).unwrap())
+    }
+
+    /// The fast path either declines or agrees with the untyped parser.
+    fn agrees(text: &str) -> bool {
+        match parse(text) {
+            None => false,
+            Some(fast) => {
+                let slow = slow(text).expect("the fast path accepted what the parser refuses");
+                assert_eq!(fast.questions, slow.questions, "{text}");
+                assert_eq!(fast.timeout, slow.timeout, "{text}");
+                assert_eq!(fast.key, slow.key, "{text}");
+                true
+            }
+        }
+    }
+
+    #[test]
+    fn takes_well_formed_requests() {
+        assert!(agrees(r#"{"questions":[{"id":"a","question":"Q?"}]}"#));
+        assert!(agrees(
+            r#"{"questions":[{"id":"a","question":"Q?","detail":"d","header":"H","options":[{"label":"x","description":"y"},{"label":"z"}],"multiSelect":true}],"timeoutMs":1000,"key":"k","other":[1,{"a":null}]}"#
+        ));
+        assert!(agrees(
+            r#"{"questions":[{"id":"p","question":"Plan?","options":[{"label":"Go"}],"intent":{"kind":"plan","approve":"Go"}}]}"#
+        ));
+        assert!(agrees(
+            r#"{"questions":[{"id":"\u00e9\n","question":"\"q\""}]}"#
+        ));
+    }
+
+    #[test]
+    fn declines_what_the_parser_must_word() {
+        for text in [
+            r#"{"questions":[{"id":"a","question":"Q?","detail":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","multiSelect":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","intent":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[{"label":"x","description":null}]}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":null}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"key":null}"#,
+            r#"{"questions":[["a","Q?"]]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[["x"]]}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","intent":["plan","Go"]}]}"#,
+            r#"[[{"id":"a","question":"Q?"}]]"#,
+            r#"{"questions":[{"id":"a","id":"b","question":"Q?"}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"questions":[]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":1e3}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":1000.0}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":-0}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":0}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":2147483648}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":18446744073709551615}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"key":""}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"key":7}"#,
+            r#"{"questions":[]}"#,
+            r#"{"questions":{}}"#,
+            r#"{}"#,
+            r#"{"questions":[{"id":1,"question":"Q?"}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","multiSelect":"yes"}]}"#,
+        ] {
+            // Declined, or (where both agree it is fine, e.g. an empty list is refused later
+            // by the seam, not by parsing) accepted with the parser's own result.
+            let accepted = agrees(text);
+            if slow(text).is_err() {
+                assert!(!accepted, "{text}");
+            }
+        }
+        assert!(parse(r#"{"questions":[{"id":"a","question":"Q?","detail":null}]}"#).is_none());
+        assert!(parse(r#"{"questions":[["a","Q?"]]}"#).is_none());
+        assert!(parse(r#"{"questions":[{"id":"a","id":"b","question":"Q?"}]}"#).is_none());
+    }
+}
