@@ -22,30 +22,64 @@ const busyContexts = new Map()
 
 /**
  * Runs `start` (which starts one ask on `nativeContext`) with the ask's agent pinned, its
- * context held and its signal linked until the ask settles; resolves with the native
- * outcome text.
+ * context held and its signal linked until the ask settles; returns the native outcome text
+ * when the ask settled while it started, else a Promise of it. Throws what `start` throws.
  * @param {native.NativeContext} nativeContext
  * @param {unknown} agent
  * @param {[native.NativeAbort | null, () => void]} link from `linkSignal`
  * @param {(nativeAgent: native.NativeAgent | null, abort: native.NativeAbort | null) => string | Promise<string>} start
- * @returns {Promise<string>}
+ * @returns {string | Promise<string>}
  */
-async function inFlight(nativeContext, agent, link, start) {
+function inFlight(nativeContext, agent, link, start) {
   const [abort, unlink] = link
   const pinned = pinAgent(agent)
   busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
-  try {
-    // The text itself when the ask settled while it started (no tick to wait for), else a
-    // Promise of it.
-    return await start(agent == null ? null : nativeAgentFor(agent), abort)
-  } finally {
+  const done = () => {
     unlink()
     unpinAgent(pinned)
     const n = busyContexts.get(nativeContext)
     if (n === 1) busyContexts.delete(nativeContext)
     else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
-    warnJournalError(nativeContext)
+    if (journaled.has(nativeContext)) warnJournalError(nativeContext)
   }
+  let started
+  try {
+    // The text itself when the ask settled while it started (no tick to wait for), else a
+    // Promise of it.
+    started = start(agent == null ? null : nativeAgentFor(agent), abort)
+  } catch (err) {
+    done()
+    throw err
+  }
+  if (typeof started === 'string') {
+    done()
+    return started
+  }
+  return started.then(
+    (text) => {
+      done()
+      return text
+    },
+    (err) => {
+      done()
+      throw err
+    },
+  )
+}
+
+/**
+ * The native contexts that have a journal (§18): only they can have a write error to report.
+ * @type {WeakSet<native.NativeContext>}
+ */
+const journaled = new WeakSet()
+
+/**
+ * Marks `nativeContext` as having a journal, and reports its first write error if any.
+ * @param {native.NativeContext} nativeContext
+ */
+function journalOpened(nativeContext) {
+  journaled.add(nativeContext)
+  warnJournalError(nativeContext)
 }
 
 /**
@@ -184,11 +218,12 @@ class UserQuestionService {
       if (p == null || typeof p.ask !== 'function') {
         throw invalidArgument('a provider must be an object with an ask(request) method')
       }
-      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p))
-      registration = callNative(() => this.#native.registerDispatcher(dispatch))
+      const calls = new native.NativeProviderCalls()
+      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p), calls)
+      registration = callNative(() => this.#native.registerDispatcher(dispatch, calls))
     }
     return withDispose(() => registration.dispose())
   }
 }
 
-module.exports = { UserQuestionService, inFlight, warnJournalError, wireNumber }
+module.exports = { UserQuestionService, inFlight, journalOpened, wireNumber }
