@@ -21,6 +21,34 @@ const { RemoteProvider, WebProvider, remoteNativeOf, webNativeOf } = require('./
 const busyContexts = new Map()
 
 /**
+ * Holds what an ask in flight needs until it settles: its agent pinned and its context busy.
+ * Returns the pin's key, for `release`.
+ * @param {native.NativeContext} nativeContext
+ * @param {unknown} agent
+ * @returns {number | undefined}
+ */
+function hold(nativeContext, agent) {
+  const pinned = pinAgent(agent)
+  busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
+  return pinned
+}
+
+/**
+ * Lets go of what `hold` held, unlinks the ask's signal, and reports a journal error.
+ * @param {native.NativeContext} nativeContext
+ * @param {number | undefined} pinned
+ * @param {() => void} unlink
+ */
+function release(nativeContext, pinned, unlink) {
+  unlink()
+  unpinAgent(pinned)
+  const n = busyContexts.get(nativeContext)
+  if (n === 1) busyContexts.delete(nativeContext)
+  else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
+  if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+}
+
+/**
  * Runs `start` (which starts one ask on `nativeContext`) with the ask's agent pinned, its
  * context held and its signal linked until the ask settles; returns the native outcome text
  * when the ask settled while it started, else a Promise of it. Throws what `start` throws.
@@ -32,36 +60,27 @@ const busyContexts = new Map()
  */
 function inFlight(nativeContext, agent, link, start) {
   const [abort, unlink] = link
-  const pinned = pinAgent(agent)
-  busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
-  const done = () => {
-    unlink()
-    unpinAgent(pinned)
-    const n = busyContexts.get(nativeContext)
-    if (n === 1) busyContexts.delete(nativeContext)
-    else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
-    if (journaled.has(nativeContext)) warnJournalError(nativeContext)
-  }
+  const pinned = hold(nativeContext, agent)
   let started
   try {
     // The text itself when the ask settled while it started (no tick to wait for), else a
     // Promise of it.
     started = start(agent == null ? null : nativeAgentFor(agent), abort)
   } catch (err) {
-    done()
+    release(nativeContext, pinned, unlink)
     throw err
   }
   if (typeof started === 'string') {
-    done()
+    release(nativeContext, pinned, unlink)
     return started
   }
   return started.then(
     (text) => {
-      done()
+      release(nativeContext, pinned, unlink)
       return text
     },
     (err) => {
-      done()
+      release(nativeContext, pinned, unlink)
       throw err
     },
   )
@@ -155,9 +174,18 @@ class UserQuestionService {
     }
     const json = requestJson(request)
     const nativeContext = this.#native
-    const text = await inFlight(nativeContext, request.agent, linkSignal(request.signal), (agent, abort) =>
-      callNative(() => nativeContext.ask(json, agent, abort)),
-    )
+    // `inFlight`, inlined: an ask settled while it started is not awaited at all, a waiting
+    // one once.
+    const [abort, unlink] = linkSignal(request.signal)
+    const agent = request.agent
+    const pinned = hold(nativeContext, agent)
+    let text
+    try {
+      text = callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
+      if (typeof text !== 'string') text = await text
+    } finally {
+      release(nativeContext, pinned, unlink)
+    }
     const outcome = JSON.parse(text)
     if (outcome.error !== undefined) {
       throw new UserQuestionError(outcome.error.message, outcome.error.code)
