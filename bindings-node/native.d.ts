@@ -35,12 +35,6 @@ export declare class NativeAgent {
   get key(): number
 }
 
-/** Detaches one entry of an agent; idempotent, and stale handles never remove a later agent. */
-export declare class NativeAgentDetach {
-  /** Detaches the agent if it is still the live instance under its id. */
-  detach(): void
-}
-
 /** A core [`AutoResponder`]; registered natively, so its asks never cross into JS. */
 export declare class NativeAutoResponder {
   /** `policy` is `first`, `recommended` or `skip`; anything else throws `INVALID_ARGUMENT`. */
@@ -90,10 +84,11 @@ export declare class NativeContext {
    */
   reviewPlan(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
   /**
-   * Registers a JS provider through its dispatcher (see the `provider` module). Throws
-   * `DUPLICATE_PROVIDER` while another provider is registered.
+   * Registers a JS provider through its dispatcher (see the `provider` module), which
+   * settles its calls through `calls`. Throws `DUPLICATE_PROVIDER` while another provider is
+   * registered.
    */
-  registerDispatcher(dispatch: (call: number, payload: string | null) => Promise<string>): NativeRegistration
+  registerDispatcher(dispatch: (call: number, payload: string | null) => void, calls: NativeProviderCalls): NativeRegistration
   /** Registers an inbox as the provider; its asks never cross into JS. */
   registerInbox(inbox: NativeInbox): NativeRegistration
   /** Registers an auto-responder as the provider; its asks never cross into JS. */
@@ -105,7 +100,12 @@ export declare class NativeContext {
   /** Registers a remote provider; its asks never cross into JS. */
   registerRemoteProvider(provider: NativeRemoteProvider): NativeRegistration
   /** Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live. */
-  enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): NativeAgentDetach
+  enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): void
+  /**
+   * Detaches `agent` if it is the live instance under its id (a later agent that reuses the
+   * id is never removed); returns whether it was. Idempotent.
+   */
+  exitAgent(agent: NativeAgent): boolean
   /** The key of the live agent under `id`, if any. */
   agentKey(id: string): number | null
   /** The keys of the live roots, in entry order. */
@@ -160,6 +160,18 @@ export declare class NativeInbox {
    * thread through its queue (§4.7), as from any thread that is not the JS thread.
    */
   answerOnAnotherThread(ticket: number, answerJson: string): void
+}
+
+/** The waiting calls of JS providers; the JS layer settles each through `settle`. */
+export declare class NativeProviderCalls {
+  /** An empty table. */
+  constructor()
+  /**
+   * Settles call `call` with the dispatcher's outcome JSON: its ask settles (and, on the JS
+   * thread that asked, its Promise resolves) before this returns. Nothing happens when the
+   * call no longer waits (withdrawn, or settled already).
+   */
+  settle(call: number, outcome: string): void
 }
 
 /** One provider registration. */

@@ -136,14 +136,14 @@ class AgentRegistry {
       throw invalidArgument('the owner must be an Agent (or absent for a runtime root)')
     }
     const nativeAgent = nativeOf(agent)
-    const handle = callNative(() =>
-      this.#native.enterAgent(nativeAgent, owner == null ? null : nativeOf(owner)),
-    )
+    const nativeContext = this.#native
+    callNative(() => nativeContext.enterAgent(nativeAgent, owner == null ? null : nativeOf(owner)))
     const key = nativeAgent.key
     this.#live.set(key, agent)
     return withDispose(() => {
-      handle.detach()
-      if (this.#native.agentKey(nativeAgent.id) !== key) this.#live.delete(key)
+      // Removes only this instance: a later agent under the same id stays.
+      nativeContext.exitAgent(nativeAgent)
+      if (nativeContext.agentKey(nativeAgent.id) !== key) this.#live.delete(key)
     })
   }
 

@@ -6,7 +6,7 @@ const native = require('../native.js')
 const { AgentRegistry } = require('./agents.js')
 const { disposeSymbol } = require('./dispose.js')
 const { invalidArgument } = require('./errors.js')
-const { UserQuestionService, warnJournalError } = require('./service.js')
+const { UserQuestionService, journalOpened } = require('./service.js')
 
 /** @type {(ctx: Context) => native.NativeContext} */
 let contextNativeOf
@@ -32,7 +32,7 @@ class Context {
       throw invalidArgument('journal must be a file path (a string)')
     }
     this.#native = new native.NativeContext(journal)
-    warnJournalError(this.#native)
+    if (journal !== undefined) journalOpened(this.#native)
     if (options?.strict) this.#native.strict = true
     this.#agents = new AgentRegistry(this.#native)
     this.#userQuestions = new UserQuestionService(this.#native)

@@ -34,6 +34,9 @@ function failureOf(err) {
   return JSON.stringify({ error: { code: 'PROVIDER_FAILED', message: describe(err) } })
 }
 
+/** A settled Promise: its `then` runs a function in a microtask (`queueMicrotask` costs more). */
+const resolved = Promise.resolve()
+
 /**
  * @typedef {{ ask(request: Record<string, unknown>): unknown }} Provider
  */
@@ -41,22 +44,33 @@ function failureOf(err) {
 /**
  * The dispatcher the native side calls for a JS provider, on this JS thread, while the ask
  * starts: `(call, payload)` runs the provider's `ask` in a microtask (never inside the asker's
- * call) and resolves with its outcome (it never rejects: sync throws, rejections and odd
- * values all become outcomes); `(call, null)` withdraws ask `call`, aborting its
- * `request.signal` synchronously (its listeners run before the asker can resume, §4.7). An ask
- * withdrawn before its microtask ran never reaches the provider.
+ * call) and settles the call with its outcome through `calls.settle` — one native call, which
+ * settles the ask (sync throws, rejections and odd values all become outcomes); `(call, null)`
+ * withdraws ask `call`, aborting its `request.signal` synchronously (its listeners run before
+ * the asker can resume, §4.7). An ask withdrawn before its microtask ran never reaches the
+ * provider. A provider Promise that never settles leaves its ask waiting (the native side
+ * holds the call, not the Promise).
  * @param {Provider} provider
- * @returns {(call: number, payload: string | null) => Promise<string>}
+ * @param {import('../native.js').NativeProviderCalls} calls
+ * @returns {(call: number, payload: string | null) => void}
  */
-function dispatcherFor(provider) {
+function dispatcherFor(provider, calls) {
   /** @type {Map<number, AbortController>} */
   const waiting = new Map()
   /**
-   * The outcome Promises not yet settled, held so that a provider Promise that is never
-   * settled (and collected) leaves its ask waiting rather than failing it.
-   * @type {Set<Promise<string>>}
+   * @param {number} call
+   * @param {string} outcome
    */
-  const running = new Set()
+  const finish = (call, outcome) => {
+    waiting.delete(call)
+    try {
+      calls.settle(call, outcome)
+    } catch (err) {
+      // Only a panic caught at the addon's boundary can land here; it must not become an
+      // unhandled rejection.
+      process.emitWarning(`settling a provider call failed: ${describe(err)}`, { code: 'USER_QUESTIONS_INTERNAL' })
+    }
+  }
   return (call, payload) => {
     if (payload == null) {
       const controller = waiting.get(call)
@@ -64,15 +78,45 @@ function dispatcherFor(provider) {
         waiting.delete(call)
         controller.abort()
       }
-      return Promise.resolve('')
+      return
     }
     const controller = new AbortController()
     waiting.set(call, controller)
-    const outcome = Promise.resolve().then(() => runProvider(provider, call, payload, controller, waiting))
-    running.add(outcome)
-    outcome.then(() => running.delete(outcome))
-    return outcome
+    resolved.then(() => runProvider(provider, call, payload, controller, waiting, finish))
   }
+}
+
+/** The request's own controller (not enumerable, so never copied by a spread). */
+const kController = Symbol('controller')
+
+/**
+ * One accessor pair for every request: V8 shares the shape of objects whose accessors are the
+ * same functions (a closure per request would give each its own shape, in the old generation).
+ * @type {PropertyDescriptor & ThisType<Record<string | symbol, any>>}
+ */
+const signalProperty = {
+  get() {
+    return this[kController].signal
+  },
+  set(value) {
+    Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true })
+  },
+  enumerable: true,
+  configurable: true,
+}
+
+/**
+ * Gives `request` its `signal`: an own, enumerable property like any other, whose
+ * `AbortSignal` is made when it is first read. Most providers never read it, and in Node an
+ * `AbortSignal` costs more than the rest of the request: it outlives the young generation, so
+ * one per ask fills the old one and brings full collections, whose cost grows with everything
+ * live (100,000 agents). Assigning `request.signal` replaces it, as with a plain property.
+ * @param {Record<string, unknown>} request
+ * @param {AbortController} controller
+ */
+function signalOf(request, controller) {
+  Object.defineProperty(request, kController, { value: controller })
+  Object.defineProperty(request, 'signal', signalProperty)
 }
 
 /**
@@ -81,11 +125,13 @@ function dispatcherFor(provider) {
  * @param {string} payload
  * @param {AbortController} controller
  * @param {Map<number, AbortController>} waiting
- * @returns {Promise<string>}
+ * @param {(call: number, outcome: string) => void} finish
  */
-async function runProvider(provider, call, payload, controller, waiting) {
-  // Withdrawn already: the asker has its outcome; this one is never read.
-  if (controller.signal.aborted) return failureOf(new Error('withdrawn'))
+function runProvider(provider, call, payload, controller, waiting, finish) {
+  // Withdrawn already (a withdrawal takes the call out of `waiting`): the asker has its
+  // outcome and the native side forgot the call.
+  if (waiting.get(call) !== controller) return
+  let result
   try {
     const { questions, agentKey, expiresAt, key } = JSON.parse(payload)
     /** @type {Record<string, unknown>} */
@@ -94,15 +140,19 @@ async function runProvider(provider, call, payload, controller, waiting) {
       const agent = agentByKey(agentKey)
       if (agent !== undefined) request.agent = agent
     }
-    request.signal = controller.signal
+    signalOf(request, controller)
     if (expiresAt !== undefined) request.expiresAt = expiresAt
     if (key !== undefined) request.key = key
-    return outcomeOf(await provider.ask(request))
+    result = provider.ask(request)
   } catch (err) {
-    return failureOf(err)
-  } finally {
-    waiting.delete(call)
+    finish(call, failureOf(err))
+    return
   }
+  // As `await` would: a thenable is followed, anything else is the answer.
+  Promise.resolve(result).then(
+    (answer) => finish(call, outcomeOf(answer)),
+    (err) => finish(call, failureOf(err)),
+  )
 }
 
 module.exports = { dispatcherFor }

@@ -21,31 +21,84 @@ const { RemoteProvider, WebProvider, remoteNativeOf, webNativeOf } = require('./
 const busyContexts = new Map()
 
 /**
+ * Holds what an ask in flight needs until it settles: its agent pinned and its context busy.
+ * Returns the pin's key, for `release`.
+ * @param {native.NativeContext} nativeContext
+ * @param {unknown} agent
+ * @returns {number | undefined}
+ */
+function hold(nativeContext, agent) {
+  const pinned = pinAgent(agent)
+  busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
+  return pinned
+}
+
+/**
+ * Lets go of what `hold` held, unlinks the ask's signal, and reports a journal error.
+ * @param {native.NativeContext} nativeContext
+ * @param {number | undefined} pinned
+ * @param {() => void} unlink
+ */
+function release(nativeContext, pinned, unlink) {
+  unlink()
+  unpinAgent(pinned)
+  const n = busyContexts.get(nativeContext)
+  if (n === 1) busyContexts.delete(nativeContext)
+  else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
+  if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+}
+
+/**
  * Runs `start` (which starts one ask on `nativeContext`) with the ask's agent pinned, its
- * context held and its signal linked until the ask settles; resolves with the native
- * outcome text.
+ * context held and its signal linked until the ask settles; returns the native outcome text
+ * when the ask settled while it started, else a Promise of it. Throws what `start` throws.
  * @param {native.NativeContext} nativeContext
  * @param {unknown} agent
  * @param {[native.NativeAbort | null, () => void]} link from `linkSignal`
  * @param {(nativeAgent: native.NativeAgent | null, abort: native.NativeAbort | null) => string | Promise<string>} start
- * @returns {Promise<string>}
+ * @returns {string | Promise<string>}
  */
-async function inFlight(nativeContext, agent, link, start) {
+function inFlight(nativeContext, agent, link, start) {
   const [abort, unlink] = link
-  const pinned = pinAgent(agent)
-  busyContexts.set(nativeContext, (busyContexts.get(nativeContext) ?? 0) + 1)
+  const pinned = hold(nativeContext, agent)
+  let started
   try {
     // The text itself when the ask settled while it started (no tick to wait for), else a
     // Promise of it.
-    return await start(agent == null ? null : nativeAgentFor(agent), abort)
-  } finally {
-    unlink()
-    unpinAgent(pinned)
-    const n = busyContexts.get(nativeContext)
-    if (n === 1) busyContexts.delete(nativeContext)
-    else if (n !== undefined) busyContexts.set(nativeContext, n - 1)
-    warnJournalError(nativeContext)
+    started = start(agent == null ? null : nativeAgentFor(agent), abort)
+  } catch (err) {
+    release(nativeContext, pinned, unlink)
+    throw err
   }
+  if (typeof started === 'string') {
+    release(nativeContext, pinned, unlink)
+    return started
+  }
+  return started.then(
+    (text) => {
+      release(nativeContext, pinned, unlink)
+      return text
+    },
+    (err) => {
+      release(nativeContext, pinned, unlink)
+      throw err
+    },
+  )
+}
+
+/**
+ * The native contexts that have a journal (§18): only they can have a write error to report.
+ * @type {WeakSet<native.NativeContext>}
+ */
+const journaled = new WeakSet()
+
+/**
+ * Marks `nativeContext` as having a journal, and reports its first write error if any.
+ * @param {native.NativeContext} nativeContext
+ */
+function journalOpened(nativeContext) {
+  journaled.add(nativeContext)
+  warnJournalError(nativeContext)
 }
 
 /**
@@ -121,9 +174,18 @@ class UserQuestionService {
     }
     const json = requestJson(request)
     const nativeContext = this.#native
-    const text = await inFlight(nativeContext, request.agent, linkSignal(request.signal), (agent, abort) =>
-      callNative(() => nativeContext.ask(json, agent, abort)),
-    )
+    // `inFlight`, inlined: an ask settled while it started is not awaited at all, a waiting
+    // one once.
+    const [abort, unlink] = linkSignal(request.signal)
+    const agent = request.agent
+    const pinned = hold(nativeContext, agent)
+    let text
+    try {
+      text = callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
+      if (typeof text !== 'string') text = await text
+    } finally {
+      release(nativeContext, pinned, unlink)
+    }
     const outcome = JSON.parse(text)
     if (outcome.error !== undefined) {
       throw new UserQuestionError(outcome.error.message, outcome.error.code)
@@ -184,11 +246,12 @@ class UserQuestionService {
       if (p == null || typeof p.ask !== 'function') {
         throw invalidArgument('a provider must be an object with an ask(request) method')
       }
-      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p))
-      registration = callNative(() => this.#native.registerDispatcher(dispatch))
+      const calls = new native.NativeProviderCalls()
+      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p), calls)
+      registration = callNative(() => this.#native.registerDispatcher(dispatch, calls))
     }
     return withDispose(() => registration.dispose())
   }
 }
 
-module.exports = { UserQuestionService, inFlight, warnJournalError, wireNumber }
+module.exports = { UserQuestionService, inFlight, journalOpened, wireNumber }

@@ -5,7 +5,7 @@
 //! entered.
 
 use napi_derive::napi;
-use user_questions::{Agent, AgentDetach, AgentRegistry};
+use user_questions::{Agent, AgentRegistry};
 
 use crate::{Result, to_js};
 
@@ -56,34 +56,24 @@ pub(crate) fn key_of(agent: &Agent) -> i64 {
     agent.key() as i64
 }
 
-/// Enters `agent` (with `owner`, or as a root) into `registry`.
+/// Enters `agent` (with `owner`, or as a root) into `registry`. No handle crosses into JS (one
+/// native object fewer per agent for the garbage collector to trace): the JS layer detaches
+/// through the context (`exit_agent`), which removes only this exact instance.
 pub(crate) fn enter(
     registry: &AgentRegistry,
     agent: &NativeAgent,
     owner: Option<&NativeAgent>,
-) -> Result<NativeAgentDetach> {
-    let detach = registry
-        .enter(agent.agent(), owner.map(NativeAgent::agent))
-        .map_err(to_js)?;
-    Ok(NativeAgentDetach { detach })
+) -> Result<()> {
+    // Dropping the core handle does not detach.
+    drop(
+        registry
+            .enter(agent.agent(), owner.map(NativeAgent::agent))
+            .map_err(to_js)?,
+    );
+    Ok(())
 }
 
 /// The keys of these core agents.
 pub(crate) fn keys_of(agents: &[Agent]) -> Vec<i64> {
     agents.iter().map(key_of).collect()
-}
-
-/// Detaches one entry of an agent; idempotent, and stale handles never remove a later agent.
-#[napi]
-pub struct NativeAgentDetach {
-    detach: AgentDetach,
-}
-
-#[napi]
-impl NativeAgentDetach {
-    /// Detaches the agent if it is still the live instance under its id.
-    #[napi(catch_unwind)]
-    pub fn detach(&self) {
-        self.detach.detach();
-    }
 }

@@ -17,12 +17,12 @@ use user_questions::{
 };
 
 use crate::abort::NativeAbort;
-use crate::agents::{self, NativeAgent, NativeAgentDetach};
+use crate::agents::{self, NativeAgent};
 use crate::auto::NativeAutoResponder;
 use crate::inbox::NativeInbox;
 use crate::inline;
 use crate::jsthread::JsFunction;
-use crate::provider::JsProvider;
+use crate::provider::{JsProvider, NativeProviderCalls};
 use crate::terminal::NativeTerminalProvider;
 use crate::web::{NativeRemoteProvider, NativeWebProvider};
 use crate::{Result, internal, outcome_json, to_js};
@@ -130,17 +130,22 @@ impl NativeContext {
         })
     }
 
-    /// Registers a JS provider through its dispatcher (see the `provider` module). Throws
-    /// `DUPLICATE_PROVIDER` while another provider is registered.
+    /// Registers a JS provider through its dispatcher (see the `provider` module), which
+    /// settles its calls through `calls`. Throws `DUPLICATE_PROVIDER` while another provider is
+    /// registered.
     #[napi(catch_unwind)]
     pub fn register_dispatcher(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "(call: number, payload: string | null) => Promise<string>")]
-        dispatch: Function<'_, Unknown<'_>, Unknown<'_>>,
+        #[napi(ts_arg_type = "(call: number, payload: string | null) => void")] dispatch: Function<
+            '_,
+            Unknown<'_>,
+            Unknown<'_>,
+        >,
+        calls: &NativeProviderCalls,
     ) -> Result<NativeRegistration> {
         let dispatch = JsFunction::new(env.raw(), dispatch.raw()).map_err(internal)?;
-        let provider = JsProvider::new(dispatch);
+        let provider = JsProvider::new(dispatch, calls.table());
         self.register(provider)
     }
 
@@ -188,12 +193,15 @@ impl NativeContext {
 
     /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.
     #[napi(catch_unwind)]
-    pub fn enter_agent(
-        &self,
-        agent: &NativeAgent,
-        owner: Option<&NativeAgent>,
-    ) -> Result<NativeAgentDetach> {
+    pub fn enter_agent(&self, agent: &NativeAgent, owner: Option<&NativeAgent>) -> Result<()> {
         agents::enter(self.context.agents(), agent, owner)
+    }
+
+    /// Detaches `agent` if it is the live instance under its id (a later agent that reuses the
+    /// id is never removed); returns whether it was. Idempotent.
+    #[napi(catch_unwind)]
+    pub fn exit_agent(&self, agent: &NativeAgent) -> bool {
+        self.context.agents().exit(agent.agent())
     }
 
     /// The key of the live agent under `id`, if any.

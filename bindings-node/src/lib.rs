@@ -25,10 +25,11 @@ use napi_derive::napi;
 use user_questions::{ErrorCode, UserQuestionError};
 
 pub use abort::NativeAbort;
-pub use agents::{NativeAgent, NativeAgentDetach};
+pub use agents::NativeAgent;
 pub use auto::NativeAutoResponder;
 pub use context::{NativeContext, NativeRegistration};
 pub use inbox::{NativeInbox, NativeSubscription};
+pub use provider::NativeProviderCalls;
 pub use terminal::NativeTerminalProvider;
 pub use web::{NativeRemoteProvider, NativeWebProvider};
 

@@ -1,20 +1,24 @@
 //! JS providers: a core [`UserQuestionProvider`] that calls a JS function on its JS thread and
-//! awaits the Promise it returns.
+//! waits for the outcome the JS layer hands back through one native call.
 //!
 //! The JS layer registers one *dispatcher* per provider: `(call, payload)`. With a payload
 //! (`{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`) it runs the user's `ask` and
-//! resolves with the outcome JSON (`{"answer":…}` or `{"error":{code,message}}`) — it never
-//! rejects. With `null` it is told that ask `call` was withdrawn and aborts that ask's
-//! `AbortSignal`. Both go through the JS thread's one queue (`jsthread`), so a withdrawal never
-//! overtakes its ask, and both run at once when they happen on the JS thread: the ask reaches
-//! the provider without a turn of the event loop, and a withdrawal (an abort, a disposal) has
-//! fired the provider's signal before the asker can observe the settlement (§4.7).
+//! settles call `call` with the outcome JSON (`{"answer":…}` or `{"error":{code,message}}`)
+//! through [`NativeProviderCalls::settle`] — one native call, which settles the ask (and its
+//! Promise) before it returns. With `null` it is told that ask `call` was withdrawn and aborts
+//! that ask's `AbortSignal`. Both go through the JS thread's one queue (`jsthread`), so a
+//! withdrawal never overtakes its ask, and both run at once when they happen on the JS thread:
+//! the ask reaches the provider without a turn of the event loop, and a withdrawal (an abort, a
+//! disposal) has fired the provider's signal before the asker can observe the settlement
+//! (§4.7).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::oneshot;
-use napi::bindgen_prelude::{FromNapiValue, Promise};
+use napi_derive::napi;
 use serde_json::Value;
 use user_questions::{
     AskUserQuestionAnswer, ProviderFuture, ProviderRequest, UserQuestionError, UserQuestionProvider,
@@ -23,49 +27,139 @@ use user_questions::{
 use crate::agents;
 use crate::jsthread::{self, JsFunction};
 
-/// A provider implemented in JS.
-pub(crate) struct JsProvider {
-    dispatch: Arc<JsFunction>,
-    next_call: AtomicU32,
+/// The calls of JS providers waiting for their outcome: call number → the ask's way back.
+/// `None` sent means the dispatcher could not be called.
+pub(crate) struct CallTable {
+    next: AtomicU32,
+    waiting: Mutex<HashMap<u32, oneshot::Sender<Option<String>>>>,
 }
 
-impl JsProvider {
-    pub(crate) fn new(dispatch: JsFunction) -> Self {
-        JsProvider {
-            dispatch: Arc::new(dispatch),
-            next_call: AtomicU32::new(1),
+impl CallTable {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u32, oneshot::Sender<Option<String>>>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sender of `call`, taken out of the table (the lock is released before it is used:
+    /// sending polls the ask, on this thread).
+    fn take(&self, call: u32) -> Option<oneshot::Sender<Option<String>>> {
+        self.lock().remove(&call)
+    }
+}
+
+/// Forgets a call when its ask's provider future is dropped (the ask settled or was withdrawn):
+/// an outcome that comes later finds nothing to settle.
+struct Forget {
+    table: Arc<CallTable>,
+    call: u32,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        drop(self.table.take(self.call));
+    }
+}
+
+/// The waiting calls of JS providers; the JS layer settles each through `settle`.
+#[napi]
+pub struct NativeProviderCalls {
+    table: Arc<CallTable>,
+}
+
+impl Default for NativeProviderCalls {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[napi]
+impl NativeProviderCalls {
+    /// An empty table.
+    #[napi(constructor, catch_unwind)]
+    pub fn new() -> Self {
+        NativeProviderCalls {
+            table: Arc::new(CallTable {
+                next: AtomicU32::new(1),
+                waiting: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Settles call `call` with the dispatcher's outcome JSON: its ask settles (and, on the JS
+    /// thread that asked, its Promise resolves) before this returns. Nothing happens when the
+    /// call no longer waits (withdrawn, or settled already).
+    #[napi(catch_unwind)]
+    pub fn settle(&self, call: u32, outcome: String) {
+        if let Some(sender) = self.table.take(call) {
+            let _ = sender.send(Some(outcome));
         }
     }
 }
 
+impl NativeProviderCalls {
+    pub(crate) fn table(&self) -> Arc<CallTable> {
+        self.table.clone()
+    }
+}
+
+/// A provider implemented in JS.
+pub(crate) struct JsProvider {
+    dispatch: Arc<JsFunction>,
+    calls: Arc<CallTable>,
+}
+
+impl JsProvider {
+    pub(crate) fn new(dispatch: JsFunction, calls: Arc<CallTable>) -> Self {
+        JsProvider {
+            dispatch: Arc::new(dispatch),
+            calls,
+        }
+    }
+}
+
+/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`.
+fn payload_of(request: &ProviderRequest) -> String {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"questions\":");
+    let _ = serde_json::to_writer(&mut out, &*request.questions);
+    if let Some(agent) = &request.agent {
+        let _ = write!(out, ",\"agentKey\":{}", agents::key_of(agent));
+    }
+    if let Some(deadline) = &request.deadline {
+        out.extend_from_slice(b",\"expiresAt\":");
+        let _ = serde_json::to_writer(&mut out, &deadline.expires_at_rfc3339());
+    }
+    if let Some(key) = &request.key {
+        out.extend_from_slice(b",\"key\":");
+        let _ = serde_json::to_writer(&mut out, key.as_str());
+    }
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_default()
+}
+
 impl UserQuestionProvider for JsProvider {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
-        let call = self.next_call.fetch_add(1, Ordering::Relaxed);
-        let mut payload = serde_json::json!({ "questions": &*request.questions });
-        if let Some(agent) = &request.agent {
-            payload["agentKey"] = agents::key_of(agent).into();
-        }
-        if let Some(deadline) = &request.deadline {
-            payload["expiresAt"] = deadline.expires_at_rfc3339().into();
-        }
-        if let Some(key) = &request.key {
-            payload["key"] = key.as_str().into();
-        }
-        let payload = payload.to_string();
-        let (sender, receiver) = oneshot::channel::<Option<Promise<String>>>();
+        let call = self.calls.next.fetch_add(1, Ordering::Relaxed);
+        let payload = payload_of(&request);
+        let (sender, receiver) = oneshot::channel::<Option<String>>();
+        self.calls.lock().insert(call, sender);
+        let forget = Forget {
+            table: self.calls.clone(),
+            call,
+        };
         // Dispatched now, on the JS thread (the dispatcher only records the call and runs the
         // provider in a microtask, never inside the asker's call); a withdrawal comes after it.
         let dispatch = self.dispatch.clone();
+        let calls = self.calls.clone();
         self.dispatch.home().post(Box::new(move |env| {
             let args = [
                 jsthread::number(env, f64::from(call)),
                 jsthread::string(env, &payload),
             ];
-            let promise = dispatch
-                .call(env, &args)
-                // SAFETY: a value of this JS thread, converted inside its job.
-                .and_then(|value| unsafe { Promise::<String>::from_napi_value(env, value) }.ok());
-            let _ = sender.send(promise);
+            if dispatch.call(env, &args).is_none()
+                && let Some(sender) = calls.take(call)
+            {
+                let _ = sender.send(None);
+            }
         }));
         let dispatch = self.dispatch.clone();
         let listener = request.signal.on_abort(move || {
@@ -79,26 +173,16 @@ impl UserQuestionProvider for JsProvider {
         });
         Box::pin(async move {
             let _listener = listener;
-            let promise = match receiver.await {
-                Ok(Some(promise)) => promise,
-                Ok(None) => {
-                    return Err(UserQuestionError::provider_failed(
-                        "the JavaScript provider could not be called",
-                    ));
-                }
-                Err(_) => {
-                    return Err(UserQuestionError::provider_failed(
-                        "the JavaScript provider was released before it was called",
-                    ));
-                }
-            };
-            let text = promise.await.map_err(|error| {
-                UserQuestionError::provider_failed(format!(
-                    "the JavaScript provider failed: {}",
-                    error.reason
-                ))
-            })?;
-            outcome(&text)
+            let _forget = forget;
+            match receiver.await {
+                Ok(Some(text)) => outcome(&text),
+                Ok(None) => Err(UserQuestionError::provider_failed(
+                    "the JavaScript provider could not be called",
+                )),
+                Err(_) => Err(UserQuestionError::provider_failed(
+                    "the JavaScript provider was released before it answered",
+                )),
+            }
         })
     }
 }

@@ -73,13 +73,16 @@ test('asks in a worker thread settle there, answered by an inbox and a JS provid
     main().catch((e) => parentPort.postMessage(String(e)))
   `
   const worker = new Worker(source, { eval: true })
+  // Listened for from the start: the worker can exit in the same turn that delivers its
+  // message, before a listener added after the message would be.
+  const exited = new Promise((resolve) => worker.once('exit', resolve))
   const message = await new Promise((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
     worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it answered`)))
   })
   assert.equal(message, 101)
-  await new Promise((resolve) => worker.once('exit', resolve))
+  await exited
 })
 
 test('an ask answered on the terminal thread settles on the JS thread', async () => {

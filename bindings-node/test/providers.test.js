@@ -285,3 +285,40 @@ test('a provider that answers after its ask was withdrawn is ignored', async () 
   late()
   await new Promise((resolve) => setTimeout(resolve, 10))
 })
+
+test('request.signal behaves as a plain property: enumerable, copied by a spread, assignable', async () => {
+  const ctx = new Context()
+  let seen
+  ctx.userQuestions.registerProvider({
+    ask(request) {
+      seen = { keys: Object.keys(request), copy: { ...request } }
+      request.signal = 'replaced'
+      seen.assigned = request.signal
+      return YES
+    },
+  })
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS }), YES)
+  assert.deepEqual(seen.keys, ['questions', 'signal'])
+  assert.ok(seen.copy.signal instanceof AbortSignal)
+  assert.equal(seen.copy.signal.aborted, false)
+  assert.equal(seen.assigned, 'replaced')
+  ctx.dispose()
+})
+
+test('a signal first read after the withdrawal is already aborted', async () => {
+  const ctx = new Context()
+  let request
+  ctx.userQuestions.registerProvider({
+    ask(r) {
+      request = r
+      return new Promise(() => {})
+    },
+  })
+  const controller = new AbortController()
+  const asked = ctx.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+  while (request === undefined) await new Promise((resolve) => setImmediate(resolve))
+  controller.abort()
+  await assert.rejects(asked, { code: 'ASK_ABORTED' })
+  assert.equal(request.signal.aborted, true)
+  ctx.dispose()
+})

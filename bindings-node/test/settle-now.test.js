@@ -182,3 +182,41 @@ test('race: JS providers answering synchronously and asynchronously all settle w
   assert.equal(answers.length, 600)
   for (const answer of answers) assert.ok([YES, NO].some((a) => JSON.stringify(a) === JSON.stringify(answer)))
 })
+
+test('a JS provider settles its call through one native call: the ask settles before it returns', async () => {
+  const ctx = new Context()
+  let answer
+  ctx.userQuestions.registerProvider({ ask: () => new Promise((resolve) => (answer = resolve)) })
+  const asked = ctx.userQuestions.ask({ questions: QUESTIONS })
+  while (answer === undefined) await null
+  answer(YES)
+  // The provider's Promise resolves; its reaction settles the call natively, and the asker's
+  // Promise is resolved in that same reaction: a few microtasks, no turn of the event loop.
+  assert.equal(await settlesWithinMicrotasks(asked), true)
+  assert.deepEqual(await asked, YES)
+  ctx.dispose()
+})
+
+test('settling a call that no longer waits (unknown, settled, withdrawn) does nothing', async () => {
+  const calls = new native.NativeProviderCalls()
+  calls.settle(1, JSON.stringify({ answer: YES }))
+  calls.settle(1, 'not even JSON')
+  // Through a provider: its ask withdrawn, then settled late, twice.
+  const ctx = new Context()
+  let late
+  ctx.userQuestions.registerProvider({ ask: () => new Promise((resolve) => (late = resolve)) })
+  const controller = new AbortController()
+  const asked = ctx.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+  while (late === undefined) await null
+  controller.abort()
+  await assert.rejects(asked, { code: 'ASK_ABORTED' })
+  late(YES)
+  late(NO)
+  // The next ask still gets its own answer.
+  late = undefined
+  const next = ctx.userQuestions.ask({ questions: QUESTIONS })
+  while (late === undefined) await new Promise((resolve) => setImmediate(resolve))
+  late(NO)
+  assert.deepEqual(await settlesSoon(next, 'the next ask'), NO)
+  ctx.dispose()
+})
