@@ -192,6 +192,15 @@ impl UserQuestionProvider for JsProvider {
 /// An error of a known code passes through (the core re-codes `OK`); an unknown code, and an
 /// answer that is not of the answer shape, are `PROVIDER_FAILED` naming the cause.
 fn outcome(text: &str) -> user_questions::Result<AskUserQuestionAnswer> {
+    // The common case, `{"answer":{…}}` with a well-formed answer, without an untyped tree;
+    // anything else (an error, a malformed answer) takes the path below and its messages.
+    if let Some(answer) = text
+        .strip_prefix(r#"{"answer":"#)
+        .and_then(|rest| rest.strip_suffix('}'))
+        && let Ok(answer) = user_questions::parse_answer_json(answer)
+    {
+        return Ok(answer);
+    }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         UserQuestionError::provider_failed(format!(
             "the JavaScript provider's outcome is not JSON: {e}"

@@ -1,4 +1,5 @@
-//! A fast path for request JSON text: the wire form deserialized straight into the wire types,
+//! A fast path for request and answer JSON text: the wire form deserialized straight into the
+//! wire types,
 //! with no untyped `Value` in between (that tree, built and dropped, was most of what parsing a
 //! request cost). It only ever *accepts*: any input it is not sure of — a type error, `null`
 //! where a value is optional, a duplicate key, an array where an object belongs, a limit or a
@@ -15,7 +16,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use crate::deadline::check_timeout_ms;
 use crate::limits;
 use crate::request::{AskUserQuestionRequest, check_key};
-use crate::types::{AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption};
+use crate::types::{
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
+    AskUserQuestionOption,
+};
 
 /// `T` from a JSON object only (a derived `Deserialize` also takes an array of the fields in
 /// order, which the untyped parser refuses).
@@ -125,6 +129,38 @@ pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
     parsed.timeout = timeout;
     parsed.key = request.key;
     Some(parsed)
+}
+
+#[derive(serde::Deserialize)]
+struct Answer {
+    answers: Vec<MapOnly<AnswerItem>>,
+}
+
+#[derive(serde::Deserialize)]
+struct AnswerItem {
+    id: String,
+    selected: Vec<String>,
+    #[serde(default, deserialize_with = "present")]
+    custom: Option<String>,
+}
+
+/// The answer in `text` (`{"answers":[…]}`) when it is well formed and within the limits;
+/// `None` when the untyped parser must decide. `text` is already size-checked.
+pub(crate) fn answer(text: &str) -> Option<AskUserQuestionAnswer> {
+    let MapOnly(answer) = serde_json::from_str::<MapOnly<Answer>>(text).ok()?;
+    let answer = AskUserQuestionAnswer {
+        answers: answer
+            .answers
+            .into_iter()
+            .map(|MapOnly(item)| AskUserQuestionAnswerItem {
+                id: item.id,
+                selected: item.selected,
+                custom: item.custom,
+            })
+            .collect(),
+    };
+    limits::check_answer_limits(&answer).ok()?;
+    Some(answer)
 }
 
 #[cfg(test)]

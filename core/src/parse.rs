@@ -241,6 +241,9 @@ pub fn parse_provider_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
 /// Parses answer JSON text; see [`parse_answer`].
 pub fn parse_answer_json(text: &str) -> Result<AskUserQuestionAnswer> {
     limits::check_json_size(text, "answer")?;
+    if let Some(answer) = crate::fast_request::answer(text) {
+        return Ok(answer);
+    }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         UserQuestionError::invalid_request(format!("answer is not valid JSON: {e}"))
     })?;

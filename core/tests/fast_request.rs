@@ -1,4 +1,4 @@
-//! `AskUserQuestionRequest::from_json` takes a fast path (the text deserialized straight into
+//! `AskUserQuestionRequest::from_json` and `parse_answer_json` take a fast path (the text deserialized straight into
 //! the wire types) and falls back to the untyped parser whenever it is not sure. Whatever the
 //! text, the result must be exactly what the untyped parser gives: the same request, or the
 //! same code and message. Checked here on generated requests that are mostly right and often
@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use user_questions::AskUserQuestionRequest;
+use user_questions::{AskUserQuestionRequest, parse_answer, parse_answer_json};
 
 /// A value for a member that should be a string: usually one, sometimes not.
 fn stringish() -> impl Strategy<Value = Value> {
@@ -157,8 +157,56 @@ fn same(text: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+fn answer() -> BoxedStrategy<Value> {
+    let selected = prop_oneof![
+        8 => proptest::collection::vec(stringish(), 0..3).prop_map(Value::Array),
+        1 => Just(Value::Null),
+        1 => Just(json!("x")),
+    ];
+    let item = reshaped(object(vec![
+        ("id", true, stringish().boxed()),
+        ("selected", true, selected.boxed()),
+        ("custom", false, stringish().boxed()),
+    ]));
+    let answers = prop_oneof![
+        10 => proptest::collection::vec(item, 0..4).prop_map(Value::Array),
+        1 => Just(Value::Null),
+        1 => Just(json!({})),
+    ];
+    reshaped(object(vec![("answers", true, answers.boxed())]))
+}
+
+fn same_answer(text: &str) -> Result<(), TestCaseError> {
+    let fast = parse_answer_json(text);
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        prop_assert!(fast.is_err());
+        return Ok(());
+    };
+    match (fast, parse_answer(&value)) {
+        (Ok(f), Ok(s)) => prop_assert_eq!(f, s, "{}", text),
+        (Err(f), Err(s)) => {
+            prop_assert_eq!(f.code(), s.code(), "{}", text);
+            prop_assert_eq!(f.message(), s.message(), "{}", text);
+        }
+        (f, s) => prop_assert!(false, "{text}: parse_answer_json {f:?}, untyped {s:?}"),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn parse_answer_json_is_exactly_the_untyped_parser(
+        value in answer(),
+        duplicate in proptest::option::weighted(0.2, prop_oneof![
+            Just("\"id\":\"dup\""),
+            Just("\"answers\":[]"),
+            Just("\"custom\":\"first\""),
+        ]),
+    ) {
+        same_answer(&text(&value, duplicate))?;
+    }
 
     #[test]
     fn from_json_is_exactly_the_untyped_parser(
