@@ -160,8 +160,10 @@ pub struct PostgresStore {
     changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
 
-/// How many connections a store keeps for its changes and queries (besides the listener).
-const CONNECTIONS: usize = 4;
+/// How many connections a store keeps for its changes and queries (besides the listener): as
+/// many commits can share one flush (8 hosts asking at once through one hub: 4 → 8
+/// connections took the end-to-end rate from ~940 to ~1,200 asks/s at load 4).
+const CONNECTIONS: usize = 8;
 
 /// The longest wait between two attempts to reopen the listening connection.
 const RELISTEN_AT_MOST: Duration = Duration::from_secs(5);
