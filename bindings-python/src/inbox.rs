@@ -8,11 +8,16 @@ use user_questions::{
     QuestionInbox, UserQuestionError, parse_answer, parse_questions,
 };
 
-use crate::convert::{to_value, wire_to_py};
+use crate::convert::{
+    plain_answer, plain_questions, plain_request_questions, to_value, wire_to_py,
+};
 use crate::errors::SeamResult;
 
 /// An answer submitted by Python: malformed input is `BAD_ANSWER` naming the path.
 fn submitted_answer(answer: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer, UserQuestionError> {
+    if let Some(answer) = plain_answer(answer) {
+        return Ok(answer);
+    }
     parse_answer(&to_value(answer))
         .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
 }
@@ -179,7 +184,10 @@ impl PyAutoResponder {
         py: Python<'py>,
         questions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let questions = parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?;
+        let questions = match plain_questions(questions) {
+            Some(questions) => questions,
+            None => parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?,
+        };
         wire_to_py(py, &self.responder.answer(&questions))
     }
 
@@ -189,8 +197,11 @@ impl PyAutoResponder {
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let questions = user_questions::parse_request_questions(&to_value(request))
-            .map_err(crate::errors::SeamError)?;
+        let questions = match plain_request_questions(request) {
+            Some(questions) => questions,
+            None => user_questions::parse_request_questions(&to_value(request))
+                .map_err(crate::errors::SeamError)?,
+        };
         wire_to_py(py, &self.responder.answer(&questions))
     }
 

@@ -24,7 +24,7 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::AgentMap;
-use crate::convert::{to_value, wire_to_py};
+use crate::convert::{plain_answer, to_value, wire_to_py};
 use crate::errors::from_provider_exception;
 
 static ASYNCIO: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -44,7 +44,10 @@ pub(crate) fn running_loop(py: Python<'_>) -> PyResult<Option<Bound<'_, PyAny>>>
 /// A provider's return value as an answer; anything not of the answer shape is
 /// `PROVIDER_FAILED` with the core's message naming the path.
 pub(crate) fn answer_from_py(returned: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer> {
-    user_questions::parse_provider_answer(&to_value(returned))
+    match plain_answer(returned) {
+        Some(answer) => Ok(answer),
+        None => user_questions::parse_provider_answer(&to_value(returned)),
+    }
 }
 
 /// A Python object registered as the provider.
@@ -74,7 +77,10 @@ impl PyProvider {
             .bind(py)
             .call_method1(intern!(py, "ask"), (dict,))
             .map_err(|e| from_provider_exception(py, &e))?;
-        if returned.hasattr(intern!(py, "__await__")).unwrap_or(false) {
+        // A dict (the usual answer) is not awaitable: no failed attribute lookup for it.
+        if !returned.is_exact_instance_of::<PyDict>()
+            && returned.hasattr(intern!(py, "__await__")).unwrap_or(false)
+        {
             return self.spawn(py, returned);
         }
         let answer = answer_from_py(&returned);
