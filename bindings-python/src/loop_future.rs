@@ -9,7 +9,7 @@
 //! queued for the loop, which watches a socket for it while the ask waits (`foreign.rs`).
 //! Cancelling the asyncio future drops the Rust future, which withdraws the ask.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,6 +53,52 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 thread_local! {
     /// Set by [`polling_inline`]: a driver woken on its loop's thread polls at once.
     static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+thread_local! {
+    /// Set by [`polling_after`]: drivers woken on their loop's thread, to poll when it ends.
+    static DEFERRED: RefCell<Option<Vec<Arc<Driver>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a call from Python that may settle asks: an inbox answer, an abort); the
+/// drivers it wakes on their loop's thread poll as soon as it returns instead of in a later
+/// loop iteration (one iteration less before the asker resumes). `f` runs core code that may
+/// hold locks while it wakes, so nothing polls during `f`; what it causes first (signal
+/// listeners, inbox subscribers, §4.7) has run before any asker is completed.
+pub(crate) fn polling_after<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    /// Restores the outer state; drivers still listed (`f` unwound) are scheduled as usual.
+    struct Restore<'py> {
+        py: Python<'py>,
+    }
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let left = DEFERRED.with(|d| d.borrow_mut().take()).unwrap_or_default();
+            for driver in left {
+                driver.schedule_on_loop(self.py);
+            }
+        }
+    }
+    let nested = DEFERRED.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_some() {
+            return true;
+        }
+        *d = Some(Vec::new());
+        false
+    });
+    if nested {
+        return f();
+    }
+    let restore = Restore { py };
+    let result = f();
+    let woken = DEFERRED.with(|d| d.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
+    for driver in woken {
+        if !driver.poll(py, false) {
+            driver.schedule_on_loop(py);
+        }
+    }
+    result
 }
 
 /// Runs `f`, in which drivers woken on their loop's thread poll at once instead of
@@ -112,6 +158,24 @@ impl Driver {
                 return;
             }
         }
+        if on_loop_thread {
+            let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+                Some(woken) => {
+                    woken.push(self.clone());
+                    true
+                }
+                None => false,
+            });
+            if deferred {
+                return;
+            }
+        }
+        self.schedule_on_loop(py);
+    }
+
+    /// Schedules a poll with the loop (`call_soon` on its own thread).
+    fn schedule_on_loop(self: &Arc<Self>, py: Python<'_>) {
+        let on_loop_thread = thread::current().id() == self.loop_thread;
         let step = relock(&self.step).as_ref().map(|s| s.clone_ref(py));
         if let Some(step) = step {
             let schedule = if on_loop_thread {
