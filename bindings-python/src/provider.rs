@@ -3,9 +3,11 @@
 //!
 //! `ask` is called with the GIL on the asking thread. An awaitable runs as an asyncio task on
 //! the provider's home loop (the loop that was running where it was registered) while that
-//! loop runs, otherwise on the asker's running loop. When the ask is withdrawn the task is
-//! cancelled. The task is held only weakly: a task that can never finish (its loop closed) is
-//! garbage, and its collection settles the ask `PROVIDER_FAILED` instead of hanging it.
+//! loop runs, otherwise on the asker's running loop; on the asker's own loop a coroutine's
+//! first step runs at once, already as that task (`eager.rs`). When the ask is withdrawn the
+//! task is cancelled. The task is held only weakly: a task that can never finish (its loop
+//! closed) is garbage, and its collection settles the ask `PROVIDER_FAILED` instead of
+//! hanging it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,6 +27,7 @@ use user_questions::{
 use crate::abort::PyAbortSignal;
 use crate::agents::AgentMap;
 use crate::convert::{plain_answer, to_value, wire_to_py};
+use crate::eager::Eager;
 use crate::errors::from_provider_exception;
 
 static ASYNCIO: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -154,6 +157,18 @@ impl PyProvider {
                 ));
             }
         };
+        let on_this_thread = running.as_ref().is_some_and(|r| r.is(&target));
+        let mut eager_task = None;
+        if on_this_thread {
+            match crate::eager::start(py, &target, awaitable)? {
+                Eager::Ineligible => {}
+                Eager::Settled(outcome) => {
+                    let outcome = outcome.and_then(|returned| answer_from_py(&returned));
+                    return Ok(Box::pin(async move { outcome }));
+                }
+                Eager::Waiting(task) => eager_task = Some(task),
+            }
+        }
         let (sender, receiver) = oneshot::channel();
         let done = Py::new(
             py,
@@ -161,8 +176,9 @@ impl PyProvider {
                 sender: Mutex::new(Some(sender)),
             },
         )?;
-        let on_this_thread = running.as_ref().is_some_and(|r| r.is(&target));
-        let task = if on_this_thread {
+        let task = if let Some(task) = eager_task {
+            task
+        } else if on_this_thread {
             let kwargs = PyDict::new(py);
             kwargs.set_item(intern!(py, "loop"), &target)?;
             asyncio.call_method(intern!(py, "ensure_future"), (awaitable,), Some(&kwargs))?
