@@ -44,6 +44,9 @@ struct Driver {
     /// The loop's watch for wakes from foreign threads (the deadline timer, §16), held while
     /// the ask waits.
     relay: Mutex<Option<RelayLease>>,
+    /// The asyncio future's done-callback (for a cancellation), removed before the driver
+    /// completes the future itself (one loop callback less).
+    on_done: Mutex<Option<Py<OnDone>>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -195,6 +198,10 @@ impl Driver {
             .and_then(|d| d.is_truthy())
             .unwrap_or(true);
         if !done {
+            let on_done = relock(&self.on_done).take();
+            if let Some(on_done) = on_done {
+                let _ = future.call_method1(intern!(py, "remove_done_callback"), (on_done,));
+            }
             let set = match completion(py) {
                 Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
                 Err(err) => {
@@ -219,6 +226,8 @@ impl Driver {
         if let Some(relay) = relay {
             relay.release(py);
         }
+        let on_done = relock(&self.on_done).take();
+        drop(on_done);
     }
 }
 
@@ -327,6 +336,7 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         asyncio_future: asyncio_future.clone().unbind(),
         step: Mutex::new(None),
         relay: Mutex::new(relay),
+        on_done: Mutex::new(None),
     });
     *relock(&driver.step) = Some(Py::new(
         py,
@@ -334,12 +344,14 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
             driver: driver.clone(),
         },
     )?);
-    asyncio_future.call_method1(
-        intern!(py, "add_done_callback"),
-        (OnDone {
+    let on_done = Py::new(
+        py,
+        OnDone {
             driver: driver.clone(),
-        },),
+        },
     )?;
+    asyncio_future.call_method1(intern!(py, "add_done_callback"), (on_done.clone_ref(py),))?;
+    *relock(&driver.on_done) = Some(on_done);
     driver.poll(py, true);
     Ok(asyncio_future)
 }
