@@ -45,6 +45,8 @@ struct Api {
     enter_task: Py<PyAny>,
     leave_task: Py<PyAny>,
     cancelled_error: Py<PyAny>,
+    /// `asyncio.Task`.
+    task: Py<PyAny>,
     /// `asyncio.Future.set_result`, which a task's own `set_result` refuses.
     future_set_result: Py<PyAny>,
 }
@@ -239,6 +241,7 @@ fn api(py: Python<'_>) -> Option<&Api> {
                 enter_task: tasks.getattr("_enter_task")?.unbind(),
                 leave_task: tasks.getattr("_leave_task")?.unbind(),
                 cancelled_error: py.import("asyncio")?.getattr("CancelledError")?.unbind(),
+                task: py.import("asyncio")?.getattr("Task")?.unbind(),
                 future_set_result: py
                     .import("asyncio")?
                     .getattr("Future")?
@@ -253,18 +256,21 @@ fn api(py: Python<'_>) -> Option<&Api> {
 
 /// Starts `awaitable` (returned by a provider's `ask` on the thread running `event_loop`,
 /// its task's loop) eagerly when it can; see the module's documentation.
+/// `known_running`: the caller saw the loop run (`is_running()`) already.
 pub(crate) fn start<'py>(
     py: Python<'py>,
     event_loop: &Bound<'py, PyAny>,
+    known_running: bool,
     awaitable: &Bound<'py, PyAny>,
 ) -> PyResult<Eager<'py>> {
     let Some(api) = api(py) else {
         return Ok(Eager::Ineligible);
     };
     if !awaitable.get_type().is(api.coroutine_type.bind(py))
-        || !event_loop
-            .call_method0(intern!(py, "is_running"))?
-            .is_truthy()?
+        || !(known_running
+            || event_loop
+                .call_method0(intern!(py, "is_running"))?
+                .is_truthy()?)
         || !event_loop
             .call_method0(intern!(py, "get_task_factory"))?
             .is_none()
@@ -283,9 +289,13 @@ pub(crate) fn start<'py>(
     )?;
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "context"), &context)?;
-    let task = match event_loop.call_method(intern!(py, "create_task"), (&resume,), Some(&kwargs)) {
+    kwargs.set_item(intern!(py, "loop"), event_loop)?;
+    // What `loop.create_task` does when the loop has no task factory, without its Python
+    // frame (in debug mode the task's source traceback keeps one frame more).
+    let task = api.task.bind(py).call((&resume,), Some(&kwargs));
+    let task = match task {
         Ok(task) => task,
-        // A loop whose create_task takes no context: start it as before.
+        // A task that takes no context: start it as before.
         Err(err) if err.is_instance_of::<PyTypeError>(py) => {
             resume.get().finish();
             return Ok(Eager::Ineligible);

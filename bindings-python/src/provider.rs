@@ -148,6 +148,8 @@ impl PyProvider {
             .as_ref()
             .map(|l| l.bind(py))
             .filter(|l| is_live(l));
+        // The home loop is used only while it runs (is_live).
+        let target_runs = home.is_some();
         let target = match (home, running.as_ref()) {
             (Some(home), _) => home.clone(),
             (None, Some(running)) => running.clone(),
@@ -160,7 +162,7 @@ impl PyProvider {
         let on_this_thread = running.as_ref().is_some_and(|r| r.is(&target));
         let mut eager_task = None;
         if on_this_thread {
-            match crate::eager::start(py, &target, awaitable)? {
+            match crate::eager::start(py, &target, target_runs, awaitable)? {
                 Eager::Ineligible => {}
                 Eager::Settled(outcome) => {
                     let outcome = outcome.and_then(|returned| answer_from_py(&returned));
