@@ -8,11 +8,17 @@ use user_questions::{
     QuestionInbox, UserQuestionError, parse_answer, parse_questions,
 };
 
-use crate::convert::{to_value, wire_to_py};
+use crate::convert::{
+    plain_answer, plain_questions, plain_request_questions, to_value, wire_to_py,
+};
 use crate::errors::SeamResult;
+use crate::loop_future::polling_after;
 
 /// An answer submitted by Python: malformed input is `BAD_ANSWER` naming the path.
 fn submitted_answer(answer: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer, UserQuestionError> {
+    if let Some(answer) = plain_answer(answer) {
+        return Ok(answer);
+    }
     parse_answer(&to_value(answer))
         .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
 }
@@ -54,18 +60,22 @@ impl PyQuestionInbox {
 
     /// Answers `ticket`; `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED`, `NOT_PENDING`.
     fn answer(&self, ticket: i64, answer: &Bound<'_, PyAny>) -> SeamResult<()> {
+        let py = answer.py();
         let answer = submitted_answer(answer)?;
-        Ok(self.inbox.answer(ticket_of(ticket)?, answer)?)
+        let ticket = ticket_of(ticket)?;
+        Ok(polling_after(py, || self.inbox.answer(ticket, answer))?)
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
-    fn cancel(&self, ticket: i64) -> SeamResult<()> {
-        Ok(self.inbox.cancel(ticket_of(ticket)?)?)
+    fn cancel(&self, py: Python<'_>, ticket: i64) -> SeamResult<()> {
+        let ticket = ticket_of(ticket)?;
+        Ok(polling_after(py, || self.inbox.cancel(ticket))?)
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
-    fn fail(&self, ticket: i64, message: String) -> SeamResult<()> {
-        Ok(self.inbox.fail(ticket_of(ticket)?, message)?)
+    fn fail(&self, py: Python<'_>, ticket: i64, message: String) -> SeamResult<()> {
+        let ticket = ticket_of(ticket)?;
+        Ok(polling_after(py, || self.inbox.fail(ticket, message))?)
     }
 
     /// "I need more time" (§16): moves `ticket`'s deadline to `max(deadline, now +
@@ -179,7 +189,10 @@ impl PyAutoResponder {
         py: Python<'py>,
         questions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let questions = parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?;
+        let questions = match plain_questions(questions) {
+            Some(questions) => questions,
+            None => parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?,
+        };
         wire_to_py(py, &self.responder.answer(&questions))
     }
 
@@ -189,8 +202,11 @@ impl PyAutoResponder {
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let questions = user_questions::parse_request_questions(&to_value(request))
-            .map_err(crate::errors::SeamError)?;
+        let questions = match plain_request_questions(request) {
+            Some(questions) => questions,
+            None => user_questions::parse_request_questions(&to_value(request))
+                .map_err(crate::errors::SeamError)?,
+        };
         wire_to_py(py, &self.responder.answer(&questions))
     }
 

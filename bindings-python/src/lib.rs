@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 mod abort;
 mod agents;
 mod convert;
+mod eager;
 mod errors;
 mod foreign;
 mod inbox;

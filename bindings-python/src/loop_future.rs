@@ -9,7 +9,7 @@
 //! queued for the loop, which watches a socket for it while the ask waits (`foreign.rs`).
 //! Cancelling the asyncio future drops the Rust future, which withdraws the ask.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +44,9 @@ struct Driver {
     /// The loop's watch for wakes from foreign threads (the deadline timer, §16), held while
     /// the ask waits.
     relay: Mutex<Option<RelayLease>>,
+    /// The asyncio future's done-callback (for a cancellation), removed before the driver
+    /// completes the future itself (one loop callback less).
+    on_done: Mutex<Option<Py<OnDone>>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -53,6 +56,52 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 thread_local! {
     /// Set by [`polling_inline`]: a driver woken on its loop's thread polls at once.
     static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+thread_local! {
+    /// Set by [`polling_after`]: drivers woken on their loop's thread, to poll when it ends.
+    static DEFERRED: RefCell<Option<Vec<Arc<Driver>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a call from Python that may settle asks: an inbox answer, an abort); the
+/// drivers it wakes on their loop's thread poll as soon as it returns instead of in a later
+/// loop iteration (one iteration less before the asker resumes). `f` runs core code that may
+/// hold locks while it wakes, so nothing polls during `f`; what it causes first (signal
+/// listeners, inbox subscribers, §4.7) has run before any asker is completed.
+pub(crate) fn polling_after<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    /// Restores the outer state; drivers still listed (`f` unwound) are scheduled as usual.
+    struct Restore<'py> {
+        py: Python<'py>,
+    }
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let left = DEFERRED.with(|d| d.borrow_mut().take()).unwrap_or_default();
+            for driver in left {
+                driver.schedule_on_loop(self.py);
+            }
+        }
+    }
+    let nested = DEFERRED.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_some() {
+            return true;
+        }
+        *d = Some(Vec::new());
+        false
+    });
+    if nested {
+        return f();
+    }
+    let restore = Restore { py };
+    let result = f();
+    let woken = DEFERRED.with(|d| d.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
+    for driver in woken {
+        if !driver.poll(py, false) {
+            driver.schedule_on_loop(py);
+        }
+    }
+    result
 }
 
 /// Runs `f`, in which drivers woken on their loop's thread poll at once instead of
@@ -112,6 +161,24 @@ impl Driver {
                 return;
             }
         }
+        if on_loop_thread {
+            let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+                Some(woken) => {
+                    woken.push(self.clone());
+                    true
+                }
+                None => false,
+            });
+            if deferred {
+                return;
+            }
+        }
+        self.schedule_on_loop(py);
+    }
+
+    /// Schedules a poll with the loop (`call_soon` on its own thread).
+    fn schedule_on_loop(self: &Arc<Self>, py: Python<'_>) {
+        let on_loop_thread = thread::current().id() == self.loop_thread;
         let step = relock(&self.step).as_ref().map(|s| s.clone_ref(py));
         if let Some(step) = step {
             let schedule = if on_loop_thread {
@@ -131,6 +198,10 @@ impl Driver {
             .and_then(|d| d.is_truthy())
             .unwrap_or(true);
         if !done {
+            let on_done = relock(&self.on_done).take();
+            if let Some(on_done) = on_done {
+                let _ = future.call_method1(intern!(py, "remove_done_callback"), (on_done,));
+            }
             let set = match completion(py) {
                 Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
                 Err(err) => {
@@ -155,6 +226,8 @@ impl Driver {
         if let Some(relay) = relay {
             relay.release(py);
         }
+        let on_done = relock(&self.on_done).take();
+        drop(on_done);
     }
 }
 
@@ -263,6 +336,7 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         asyncio_future: asyncio_future.clone().unbind(),
         step: Mutex::new(None),
         relay: Mutex::new(relay),
+        on_done: Mutex::new(None),
     });
     *relock(&driver.step) = Some(Py::new(
         py,
@@ -270,12 +344,14 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
             driver: driver.clone(),
         },
     )?);
-    asyncio_future.call_method1(
-        intern!(py, "add_done_callback"),
-        (OnDone {
+    let on_done = Py::new(
+        py,
+        OnDone {
             driver: driver.clone(),
-        },),
+        },
     )?;
+    asyncio_future.call_method1(intern!(py, "add_done_callback"), (on_done.clone_ref(py),))?;
+    *relock(&driver.on_done) = Some(on_done);
     driver.poll(py, true);
     Ok(asyncio_future)
 }

@@ -3,9 +3,11 @@
 //!
 //! `ask` is called with the GIL on the asking thread. An awaitable runs as an asyncio task on
 //! the provider's home loop (the loop that was running where it was registered) while that
-//! loop runs, otherwise on the asker's running loop. When the ask is withdrawn the task is
-//! cancelled. The task is held only weakly: a task that can never finish (its loop closed) is
-//! garbage, and its collection settles the ask `PROVIDER_FAILED` instead of hanging it.
+//! loop runs, otherwise on the asker's running loop; on the asker's own loop a coroutine's
+//! first step runs at once, already as that task (`eager.rs`). When the ask is withdrawn the
+//! task is cancelled. The task is held only weakly: a task that can never finish (its loop
+//! closed) is garbage, and its collection settles the ask `PROVIDER_FAILED` instead of
+//! hanging it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +26,8 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::AgentMap;
-use crate::convert::{to_value, wire_to_py};
+use crate::convert::{plain_answer, to_value, wire_to_py};
+use crate::eager::Eager;
 use crate::errors::from_provider_exception;
 
 static ASYNCIO: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -44,7 +47,10 @@ pub(crate) fn running_loop(py: Python<'_>) -> PyResult<Option<Bound<'_, PyAny>>>
 /// A provider's return value as an answer; anything not of the answer shape is
 /// `PROVIDER_FAILED` with the core's message naming the path.
 pub(crate) fn answer_from_py(returned: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer> {
-    user_questions::parse_provider_answer(&to_value(returned))
+    match plain_answer(returned) {
+        Some(answer) => Ok(answer),
+        None => user_questions::parse_provider_answer(&to_value(returned)),
+    }
 }
 
 /// A Python object registered as the provider.
@@ -74,7 +80,10 @@ impl PyProvider {
             .bind(py)
             .call_method1(intern!(py, "ask"), (dict,))
             .map_err(|e| from_provider_exception(py, &e))?;
-        if returned.hasattr(intern!(py, "__await__")).unwrap_or(false) {
+        // A dict (the usual answer) is not awaitable: no failed attribute lookup for it.
+        if !returned.is_exact_instance_of::<PyDict>()
+            && returned.hasattr(intern!(py, "__await__")).unwrap_or(false)
+        {
             return self.spawn(py, returned);
         }
         let answer = answer_from_py(&returned);
@@ -139,6 +148,8 @@ impl PyProvider {
             .as_ref()
             .map(|l| l.bind(py))
             .filter(|l| is_live(l));
+        // The home loop is used only while it runs (is_live).
+        let target_runs = home.is_some();
         let target = match (home, running.as_ref()) {
             (Some(home), _) => home.clone(),
             (None, Some(running)) => running.clone(),
@@ -148,6 +159,18 @@ impl PyProvider {
                 ));
             }
         };
+        let on_this_thread = running.as_ref().is_some_and(|r| r.is(&target));
+        let mut eager_task = None;
+        if on_this_thread {
+            match crate::eager::start(py, &target, target_runs, awaitable)? {
+                Eager::Ineligible => {}
+                Eager::Settled(outcome) => {
+                    let outcome = outcome.and_then(|returned| answer_from_py(&returned));
+                    return Ok(Box::pin(async move { outcome }));
+                }
+                Eager::Waiting(task) => eager_task = Some(task),
+            }
+        }
         let (sender, receiver) = oneshot::channel();
         let done = Py::new(
             py,
@@ -155,8 +178,9 @@ impl PyProvider {
                 sender: Mutex::new(Some(sender)),
             },
         )?;
-        let on_this_thread = running.as_ref().is_some_and(|r| r.is(&target));
-        let task = if on_this_thread {
+        let task = if let Some(task) = eager_task {
+            task
+        } else if on_this_thread {
             let kwargs = PyDict::new(py);
             kwargs.set_item(intern!(py, "loop"), &target)?;
             asyncio.call_method(intern!(py, "ensure_future"), (awaitable,), Some(&kwargs))?

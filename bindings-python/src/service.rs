@@ -17,7 +17,7 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::{AgentMap, PyAgent, PyAgentRegistry};
-use crate::convert::{to_py, to_value, wire_to_py};
+use crate::convert::{plain_request_questions, to_py, to_value, wire_to_py};
 use crate::errors::{SeamError, to_py_err};
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
 use crate::loop_future::{Completion, required_loop, settle_or_drive};
@@ -183,8 +183,8 @@ pub(crate) fn key_of(key: Option<&Bound<'_, PyAny>>) -> Result<Option<String>, U
 /// the core's messages (questions, then timeout, key, agent, signal). JSON text is the wire
 /// request `{"questions": [...], "timeoutMs"?, "key"?}`; it carries no agent or signal.
 /// Also returns the agent, when it is one, for the journal's `refused` line.
-fn request_of(
-    request: &Bound<'_, PyAny>,
+fn request_of<'py>(
+    request: &Bound<'py, PyAny>,
 ) -> (
     Result<AskUserQuestionRequest, UserQuestionError>,
     Option<Agent>,
@@ -197,23 +197,27 @@ fn request_of(
         return (parsed, None);
     }
     let dict = request.cast::<PyDict>().ok();
-    let field = |name: &str| dict.and_then(|d| d.get_item(name).ok().flatten());
-    let agent = agent_of(field("agent").as_ref());
+    let py = request.py();
+    let field = |name: &Bound<'py, PyString>| dict.and_then(|d| d.get_item(name).ok().flatten());
+    let agent = agent_of(field(intern!(py, "agent")).as_ref());
     let caller = agent.as_ref().ok().cloned().flatten();
     let parsed = (|| {
-        let questions = parse_request_questions(&to_value(request))?;
+        let questions = match plain_request_questions(request) {
+            Some(questions) => questions,
+            None => parse_request_questions(&to_value(request))?,
+        };
         // Present in the dict, None is no value: malformed, like JSON null (§2).
-        let timeout = match field("timeout") {
+        let timeout = match field(intern!(py, "timeout")) {
             Some(t) if t.is_none() => return Err(bad_timeout()),
             t => timeout_of(t.as_ref())?,
         };
-        let key = match field("key") {
+        let key = match field(intern!(py, "key")) {
             Some(k) if k.is_none() => return Err(bad_request(messages::BAD_KEY)),
             k => key_of(k.as_ref())?,
         };
         let mut parsed = AskUserQuestionRequest::new(questions);
         parsed.agent = agent?;
-        parsed.signal = signal_of(field("signal").as_ref())?;
+        parsed.signal = signal_of(field(intern!(py, "signal")).as_ref())?;
         parsed.timeout = timeout;
         parsed.key = key;
         Ok(parsed)

@@ -477,3 +477,48 @@ async def test_every_code_reachable_from_python_is_raised() -> None:
         await catch(lambda: svc.ask_blocking(request()))  # INVALID_ARGUMENT
         await catch(svc.ask(request(timeout=0.001)))  # ASK_TIMED_OUT
     assert seen == set(uq.CODES) - {"OK", "INTERNAL"}
+
+
+async def test_plain_dicts_and_other_shapes_read_alike(ctx: uq.Context) -> None:
+    # Requests and answers of the usual shape (dicts, lists, str, bool) are read directly;
+    # anything else (tuples, unknown keys, other mappings inside) through the JSON path. Both
+    # must give the provider, the asker and the inbox the same data.
+    full = {
+        "id": "plan",
+        "question": "Approve?",
+        "header": "Plan",
+        "detail": "the plan",
+        "options": [{"label": "Yes", "description": "ship it"}, {"label": "No"}],
+        "multiSelect": False,
+        "intent": {"kind": "plan-review", "approve": "Yes"},
+    }
+    other_shape = {**full, "options": tuple(full["options"]), "extra": object()}
+    seen: List[Any] = []
+
+    class Echo:
+        def __init__(self, answer: Any) -> None:
+            self.answer = answer
+
+        def ask(self, req: Dict[str, Any]) -> Any:
+            seen.append(req["questions"])
+            return self.answer
+
+    answers = [
+        {"answers": [{"id": "plan", "selected": ["Yes"], "custom": "fine"}]},
+        {"answers": ({"id": "plan", "selected": ("Yes",), "custom": "fine", "x": 1},)},
+    ]
+    results = []
+    for question in (full, other_shape):
+        for answer in answers:
+            with ctx.user_questions.register_provider(Echo(answer)):
+                results.append(await ctx.user_questions.ask({"questions": [question]}))
+    assert all(s == [full] for s in seen)
+    assert all(r == answers[0] for r in results)
+    responder = uq.AutoResponder("first", approve_intents=True)
+    assert responder.answer([full]) == responder.answer([other_shape])
+    assert responder.ask({"questions": [full]}) == responder.ask({"questions": (other_shape,)})
+    # Malformed input still fails with the core's own messages.
+    bad = {**full, "multiSelect": "no"}
+    with pytest.raises(uq.UserQuestionError) as info:
+        await ctx.user_questions.ask({"questions": [bad]})
+    assert info.value.message == "questions[0].multiSelect must be a boolean"

@@ -254,3 +254,42 @@ async def test_an_exception_leaving_the_subscription_block_unsubscribes_too(
     inbox.answer(1, YES)
     assert await task == YES
     assert seen == []
+
+
+async def test_an_answer_on_the_asker_s_loop_completes_the_ask_before_it_returns(
+    ctx: uq.Context,
+) -> None:
+    # The asker resumes in the very next loop iteration; subscribers have seen `resolved`
+    # before it does (§4.7).
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    order: List[str] = []
+
+    def on_event(event: Dict[str, Any]) -> None:
+        order.append(event["type"])
+
+    async def asker() -> Dict[str, Any]:
+        answer = await ctx.user_questions.ask(request())
+        order.append("asker resumed")
+        return answer
+
+    with inbox.subscribe(on_event):
+        for outcome in ("answer", "cancel", "fail"):
+            order.clear()
+            task = asyncio.ensure_future(asker())
+            (pending,) = await _pending(inbox)
+            if outcome == "answer":
+                inbox.answer(pending["ticket"], YES)
+            elif outcome == "cancel":
+                inbox.cancel(pending["ticket"])
+            else:
+                inbox.fail(pending["ticket"], "no")
+            assert not task.done()
+            await asyncio.sleep(0)
+            assert task.done()
+            if outcome == "answer":
+                assert task.result() == YES
+                assert order == ["requested", "resolved", "asker resumed"]
+            else:
+                assert isinstance(task.exception(), uq.UserQuestionError)
+                assert order == ["requested", "resolved"]

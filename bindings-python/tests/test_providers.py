@@ -4,6 +4,7 @@ living on another loop, losing their loop."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import threading
 from typing import Any, Dict, List, Optional
@@ -329,3 +330,138 @@ async def test_a_provider_task_abandoned_by_a_closed_loop_settles_when_collected
         await asyncio.wait_for(task, 10)
     assert info.value.code == "PROVIDER_FAILED"
     assert "destroyed" in info.value.message
+
+
+# An `async def` provider on the asker's loop starts at once, as its own task (eager start):
+# the first step runs inside `ask`, the rest (if it waits) in that task.
+
+
+async def test_an_async_provider_runs_as_its_own_task_from_its_first_step(
+    ctx: uq.Context,
+) -> None:
+    seen: List[Optional["asyncio.Task[Any]"]] = []
+
+    class Looking:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(asyncio.current_task())
+            await asyncio.sleep(0)
+            seen.append(asyncio.current_task())
+            return YES
+
+    ctx.user_questions.register_provider(Looking())
+    asker = asyncio.current_task()
+    assert await ctx.user_questions.ask(request()) == YES
+    assert len(seen) == 2 and seen[0] is seen[1]
+    assert seen[0] is not None and seen[0] is not asker
+    assert asyncio.current_task() is asker
+
+
+async def test_a_timeout_inside_an_async_provider_binds_to_its_own_task(
+    ctx: uq.Context,
+) -> None:
+    if not hasattr(asyncio, "timeout"):
+        pytest.skip("asyncio.timeout is Python 3.11+")
+
+    class TimingOut:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            try:
+                async with asyncio.timeout(0.01):  # type: ignore[attr-defined]
+                    await asyncio.sleep(3600)
+            except TimeoutError:
+                return YES
+            raise AssertionError("not timed out")
+
+    ctx.user_questions.register_provider(TimingOut())
+    assert await asyncio.wait_for(ctx.user_questions.ask(request()), 10) == YES
+
+
+async def test_an_async_provider_keeps_its_context_across_its_first_wait(
+    ctx: uq.Context,
+) -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="asker")
+    seen: List[str] = []
+
+    class Setting:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(var.get())
+            var.set("provider")
+            await asyncio.sleep(0)
+            seen.append(var.get())
+            return YES
+
+    ctx.user_questions.register_provider(Setting())
+    var.set("caller")
+    assert await ctx.user_questions.ask(request()) == YES
+    assert seen == ["caller", "provider"]
+    assert var.get() == "caller"
+
+
+async def test_an_async_provider_answering_at_once_leaves_nothing_behind(
+    ctx: uq.Context,
+) -> None:
+    class AtOnce:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            return YES
+
+    class FailingAtOnce:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            raise ValueError("no")
+
+    registration = ctx.user_questions.register_provider(AtOnce())
+    for _ in range(3):
+        assert await ctx.user_questions.ask(request()) == YES
+    # Nothing is left for the loop to run: the providers' tasks are done already.
+    assert [t for t in asyncio.all_tasks() if not t.done()] == [asyncio.current_task()]
+    registration.dispose()
+    ctx.user_questions.register_provider(FailingAtOnce())
+    error = await _error(ctx)
+    assert (error.code, error.message) == ("PROVIDER_FAILED", "no")
+    # The fixture checks no task is left pending and nothing unhandled reached the loop.
+
+
+async def test_an_async_provider_cancelling_its_own_task_in_its_first_step(
+    ctx: uq.Context,
+) -> None:
+    class CancelsItself:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            await asyncio.sleep(3600)
+            return YES
+
+    ctx.user_questions.register_provider(CancelsItself())
+    error = await _error(ctx)
+    assert error.code == "PROVIDER_FAILED"
+    assert "cancelled" in error.message
+
+
+async def test_a_withdrawn_async_provider_sees_its_signal_before_the_cancellation(
+    ctx: uq.Context,
+) -> None:
+    order: List[str] = []
+    started = asyncio.Event()
+    finished = asyncio.Event()
+
+    class Watching:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            req["signal"].on_abort(lambda: order.append("signal"))
+            started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                order.append("provider cancelled")
+                finished.set()
+                raise
+            return YES
+
+    ctx.user_questions.register_provider(Watching())
+    task = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    order.append("asker resumed")
+    await asyncio.wait_for(finished.wait(), 5)
+    assert order[0] == "signal"
+    assert sorted(order[1:]) == ["asker resumed", "provider cancelled"]
