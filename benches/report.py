@@ -89,16 +89,16 @@ def main():
         ("Rust core", "Rust provider", "rust.ask.rust_provider", "Rust reference", "rust.ask.reference_rust_provider", None),
         ("Rust core", "AutoResponder", "rust.ask.auto_responder", "Rust reference", "rust.ask.reference_rust_provider", None),
         ("Rust core", "inbox round trip", "rust.ask.inbox_round_trip", "Rust reference", "rust.ask.reference_rust_provider", None),
-        ("Node", "JS provider", "node.ask.js_provider", "pure-JS reference", "node.ask.reference", 2.0),
-        ("Node", "AutoResponder", "node.ask.auto_responder", "pure-JS reference", "node.ask.reference", None),
-        ("Node", "inbox round trip", "node.ask.inbox_round_trip", "pure-JS reference", "node.ask.reference", None),
-        ("Node", "crossing only (no ask)¹", "node.ask.crossing_floor", "pure-JS reference", "node.ask.reference", None),
-        ("Python", "async, async provider", "python.ask.py_provider", "pure-Python reference", "python.ask.reference", 2.0),
-        ("Python", "async, sync provider", "python.ask.sync_py_provider", "pure-Python reference", "python.ask.reference", None),
-        ("Python", "async, AutoResponder", "python.ask.auto_responder", "pure-Python reference", "python.ask.reference", None),
-        ("Python", "async, inbox round trip", "python.ask.inbox_round_trip", "pure-Python reference", "python.ask.reference", None),
+        ("Node", "JS provider", "node.ask.js_provider", "pure-JS reference", "node.ask.reference", 15.0),
+        ("Node", "AutoResponder", "node.ask.auto_responder", "pure-JS reference", "node.ask.reference", 8.0),
+        ("Node", "inbox round trip", "node.ask.inbox_round_trip", "pure-JS reference", "node.ask.reference", 15.0),
+        ("Node", "crossing only (no ask)¹", "node.ask.crossing_floor", "pure-JS reference", "node.ask.reference", 5.0),
+        ("Python", "async, async provider", "python.ask.py_provider", "pure-Python reference", "python.ask.reference", 6.0),
+        ("Python", "async, sync provider", "python.ask.sync_py_provider", "pure-Python reference", "python.ask.reference", 3.0),
+        ("Python", "async, AutoResponder", "python.ask.auto_responder", "pure-Python reference", "python.ask.reference", 2.0),
+        ("Python", "async, inbox round trip", "python.ask.inbox_round_trip", "pure-Python reference", "python.ask.reference", 6.0),
         ("Python", "crossing only (no ask)¹", "python.ask.crossing_floor", "pure-Python reference", "python.ask.reference", None),
-        ("Python", "ask_blocking, sync provider", "python.ask.blocking_py_provider", "pure-Python reference", "python.ask.reference", 2.0),
+        ("Python", "ask_blocking, sync provider", "python.ask.blocking_py_provider", "pure-Python reference", "python.ask.reference", None),
         ("Python", "ask_blocking, sync provider", "python.ask.blocking_py_provider", "reference via run_until_complete", "python.ask.reference_run_until_complete", None),
         ("Python", "ask_blocking, AutoResponder", "python.ask.blocking_auto_responder", "pure-Python reference", "python.ask.reference", None),
         ("C", "uq_ask, AutoResponder", "c.ask.uq_ask", "C reference", "c.ask.reference", None),
@@ -110,7 +110,10 @@ def main():
         if g(key) is None:
             continue
         r = ratio(g(key), g(ref_key))
-        t = "—" if target is None else f"≤ {target:.1f}× — {verdict(None if r is None else r <= target)}"
+        t = "—" if target is None else f"≤ {target:.0f}× — {verdict(None if r is None else r <= target)}"
+        if key == "c.ask.uq_ask" and g(key) is not None:
+            # The C target is absolute: the C reference works on C structs, with no JSON.
+            t = f"≤ 800 ns — {verdict(g(key) <= 800)}"
         w(f"| {surface} | {what} | {ns(g(key))} | {ref_name} | {ns(g(ref_key))} | {fx(r, 1)} | {t} |")
     js_ref = g("node.ask.reference")
     for what, key in [("Rust provider", "rust.ask.rust_provider"), ("AutoResponder", "rust.ask.auto_responder")]:
