@@ -459,7 +459,9 @@ pub struct PendingAsk {
     /// The provider's outcome, held until a withdrawal in progress has fired its signal.
     held: Option<Result<AskUserQuestionAnswer>>,
     settlement: Arc<Settlement>,
-    listeners: Vec<AbortListener>,
+    /// The asker's signal and the registration's disposal, listened to while the ask waits
+    /// (an array: no allocation of its own).
+    listeners: [Option<AbortListener>; 2],
     questions: Arc<[AskUserQuestionItem]>,
     deadline: Option<Deadline>,
     record: Option<AskRecord>,
@@ -538,18 +540,16 @@ impl PendingAsk {
                 Box::pin(async move { Err(error) })
             }
         };
-        let mut listeners = Vec::with_capacity(2);
-        if let Some(signal) = signal {
+        let asker = signal.map(|signal| {
             let s = settlement.clone();
-            listeners.push(signal.on_abort(move || s.withdraw(UserQuestionError::aborted())));
-        }
+            signal.on_abort(move || s.withdraw(UserQuestionError::aborted()))
+        });
         let s = settlement.clone();
-        listeners.push(
-            registration
-                .disposed
-                .signal()
-                .on_abort(move || s.withdraw(UserQuestionError::provider_disposed())),
-        );
+        let disposal = registration
+            .disposed
+            .signal()
+            .on_abort(move || s.withdraw(UserQuestionError::provider_disposed()));
+        let listeners = [asker, Some(disposal)];
         PendingAsk {
             provider: Some(future),
             held: None,
@@ -577,7 +577,7 @@ impl PendingAsk {
     /// Settles: releases the listeners, the provider and the deadline, and writes the
     /// journal's `settled` line — all before the asker sees `result`.
     fn settle(&mut self, result: Result<AskUserQuestionAnswer>) -> Result<AskUserQuestionAnswer> {
-        self.listeners.clear();
+        self.listeners = [None, None];
         self.provider = None;
         self.held = None;
         self.registration = None;

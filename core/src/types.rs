@@ -154,14 +154,76 @@ impl AskUserQuestionAnswer {
 
     /// Compact JSON with keys `id, selected, custom` in that order and no whitespace.
     pub fn to_compact_json(&self) -> String {
-        // Serializing plain structs of strings cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        // The keys are written as they are (they need no escaping), each string value through
+        // serde_json's own escaping: what `serde_json::to_string` gives (a test holds it to
+        // that), without its per-key serializer (a third of rendering an answer).
+        fn string(out: &mut Vec<u8>, s: &str) {
+            // Writing a string into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, s);
+        }
+        let strings: usize = self
+            .answers
+            .iter()
+            .map(|a| {
+                a.id.len()
+                    + a.selected.iter().map(String::len).sum::<usize>()
+                    + a.custom.as_ref().map_or(0, String::len)
+            })
+            .sum();
+        let mut out = Vec::with_capacity(16 + 40 * self.answers.len() + strings + strings / 8);
+        out.extend_from_slice(br#"{"answers":["#);
+        for (i, item) in self.answers.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#"{"id":"#);
+            string(&mut out, &item.id);
+            out.extend_from_slice(br#","selected":["#);
+            for (j, label) in item.selected.iter().enumerate() {
+                if j > 0 {
+                    out.push(b',');
+                }
+                string(&mut out, label);
+            }
+            out.push(b']');
+            if let Some(custom) = &item.custom {
+                out.extend_from_slice(br#","custom":"#);
+                string(&mut out, custom);
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        // Only UTF-8 went in: the keys and punctuation above, and serde_json's output.
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_answer_json_is_serde_jsons_rendering() {
+        let answers = [
+            AskUserQuestionAnswer::default(),
+            AskUserQuestionAnswer::new(vec![AskUserQuestionAnswerItem::skipped("a")]),
+            AskUserQuestionAnswer::new(vec![
+                AskUserQuestionAnswerItem::new(
+                    "pkg \"q\"\n\u{1}",
+                    vec!["pnpm (Recommended)".into(), "é ☃ \t \\".into()],
+                    Some("free </script> text\u{7f}".into()),
+                ),
+                AskUserQuestionAnswerItem::new("", vec![String::new()], Some(String::new())),
+                AskUserQuestionAnswerItem::new("x", vec![], None),
+            ]),
+        ];
+        for answer in answers {
+            assert_eq!(
+                answer.to_compact_json(),
+                serde_json::to_string(&answer).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn question_round_trips_with_absent_optionals_omitted() {

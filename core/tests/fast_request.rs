@@ -7,7 +7,10 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use user_questions::{AskUserQuestionRequest, parse_answer, parse_answer_json};
+use user_questions::{
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest, parse_answer,
+    parse_answer_json,
+};
 
 /// A value for a member that should be a string: usually one, sometimes not.
 fn stringish() -> impl Strategy<Value = Value> {
@@ -206,6 +209,27 @@ proptest! {
         ]),
     ) {
         same_answer(&text(&value, duplicate))?;
+    }
+
+    /// The hand-written rendering of an answer is serde_json's, byte for byte.
+    #[test]
+    fn to_compact_json_is_serde_jsons_rendering(
+        items in proptest::collection::vec(
+            (
+                "\\PC{0,8}|[\"\\\\\n\u{0}-\u{1f}\u{7f}<>&\u{2028}]{0,4}",
+                proptest::collection::vec("\\PC{0,6}|[\"\\\\\t]{0,3}", 0..3),
+                proptest::option::of("\\PC{0,6}|[\"\\\\\r]{0,3}"),
+            ),
+            0..4,
+        ),
+    ) {
+        let answer = AskUserQuestionAnswer::new(
+            items
+                .into_iter()
+                .map(|(id, selected, custom)| AskUserQuestionAnswerItem::new(id, selected, custom))
+                .collect(),
+        );
+        prop_assert_eq!(answer.to_compact_json(), serde_json::to_string(&answer).unwrap());
     }
 
     #[test]

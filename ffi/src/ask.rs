@@ -1,7 +1,11 @@
 //! `uq_ask` and `uq_ask_wait`: asking from C (§3, §4).
 
 use std::ffi::{c_char, c_void};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use user_questions::{AskUserQuestionAnswer, ErrorCode, PendingAsk, Result, UserQuestionError};
 
@@ -10,7 +14,7 @@ use crate::agents::{AgentHandle, uq_agent};
 use crate::code::{code_of, uq_code};
 use crate::context::{ContextHandle, uq_context};
 use crate::handles;
-use crate::strings::{borrow_str, owned, require_out, transient};
+use crate::strings::{borrow_str, owned, require_out, transient_owned};
 use user_questions::inline as executor;
 
 /// Completion of `uq_ask` and `uq_tool_execute`: `code` is `UQ_OK` and `json` the answer
@@ -44,16 +48,51 @@ fn internal_error() -> (uq_code, String) {
     ((&error).into(), error.to_json())
 }
 
+/// Polls `future` once, here, with a waker that does nothing: `None` while it is pending,
+/// else its output (`Some(None)` when polling it panicked). An ask that settled while it
+/// started (an auto-responder's, a provider that answers at once, a check that fails) is
+/// finished so with no task, waker or boxed completion; a pending one goes to the executor,
+/// which polls it again with its own waker before anything can be missed (the seam's futures
+/// register the waker of each poll).
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<Option<F::Output>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *future).poll(&mut cx))) {
+        Ok(Poll::Pending) => None,
+        Ok(Poll::Ready(output)) => Some(Some(output)),
+        Err(_) => Some(None),
+    }
+}
+
+/// Drives `future` to completion and calls `complete` with its output exactly once (`None`
+/// when polling it panicked), as [`executor::spawn`] does; an ask settled at once completes
+/// here, before this returns, without the executor (see [`poll_once`]).
+pub(crate) fn drive<F>(mut future: F, complete: impl FnOnce(Option<F::Output>) + Send + 'static)
+where
+    F: Future + Unpin + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match poll_once(&mut future) {
+        None => executor::spawn(future, complete),
+        Some(output) => {
+            // As the executor does: the future is dropped first (that may run foreign code, a
+            // provider's release), and a panicking completion goes no further.
+            drop(future);
+            let _ = catch_unwind(AssertUnwindSafe(|| complete(output)));
+        }
+    }
+}
+
 /// Calls a C completion callback with `code` and `json`.
 pub(crate) fn deliver(
     callback: unsafe extern "C" fn(*mut c_void, uq_code, *const c_char),
     user_data: UserData,
     code: uq_code,
-    json: &str,
+    json: String,
 ) {
-    let json = transient(json);
-    // SAFETY: the caller registered this callback for this user_data; `json` lives for the call.
-    unsafe { callback(user_data.0, code, json.as_ptr()) };
+    let json = transient_owned(json);
+    // SAFETY: the caller registered this callback for this user_data; `json` is NUL-terminated
+    // (with no NUL before its end) and lives for the call.
+    unsafe { callback(user_data.0, code, json.as_ptr().cast()) };
 }
 
 /// The caller's agent and abort handles, each optional.
@@ -186,9 +225,9 @@ pub unsafe extern "C" fn uq_ask_with_error(
             let user_data = UserData(user_data);
             // SAFETY: forwarded from this function's contract.
             let pending = unsafe { start(ctx, request_json, agent, abort) }?;
-            executor::spawn(pending, move |result| {
+            drive(pending, move |result| {
                 let (code, json) = ask_outcome(result);
-                deliver(callback, user_data, code, &json);
+                deliver(callback, user_data, code, json);
             });
             Ok(())
         })();
@@ -231,7 +270,11 @@ pub unsafe extern "C" fn uq_ask_wait(
 }
 
 /// Drives `pending` on the inline executor and blocks until it settles.
-pub(crate) fn wait(pending: PendingAsk) -> (uq_code, String) {
+pub(crate) fn wait(mut pending: PendingAsk) -> (uq_code, String) {
+    if let Some(result) = poll_once(&mut pending) {
+        drop(pending);
+        return ask_outcome(result);
+    }
     let slot = Arc::new((Mutex::new(None::<(uq_code, String)>), Condvar::new()));
     let filled = slot.clone();
     executor::spawn(pending, move |result| {

@@ -7,12 +7,11 @@ use user_questions::{ErrorCode, Result, UserQuestionError};
 
 use crate::abort::uq_abort;
 use crate::agents::uq_agent;
-use crate::ask::{UserData, caller, deliver, report, report_panic, uq_ask_callback};
+use crate::ask::{UserData, caller, deliver, drive, report, report_panic, uq_ask_callback};
 use crate::code::uq_code;
 use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::borrow_str;
-use user_questions::inline as executor;
 
 /// The settled outcome of a review as C sees it: the code and the JSON text.
 fn review_outcome(result: Option<Result<PlanReview>>) -> (uq_code, String) {
@@ -101,9 +100,9 @@ pub unsafe extern "C" fn uq_review_plan_with_error(
                 request = request.with_signal(abort.controller.signal());
             }
             let pending = ctx.context.user_questions().start_review(request)?;
-            executor::spawn(pending, move |result| {
+            drive(pending, move |result| {
                 let (code, json) = review_outcome(result);
-                deliver(callback, user_data, code, &json);
+                deliver(callback, user_data, code, json);
             });
             Ok(())
         })();

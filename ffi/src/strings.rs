@@ -73,6 +73,18 @@ pub(crate) fn transient(text: &str) -> CString {
     })
 }
 
+/// [`transient`] of an owned string, in its own buffer: NUL-terminated in place (no copy, no
+/// allocation when it has room for the NUL, as `serde_json`'s output has; a `CString` would
+/// shrink it to fit). Borrow it with `as_ptr` for the callback's duration.
+pub(crate) fn transient_owned(text: String) -> Vec<u8> {
+    let mut bytes = text.into_bytes();
+    if bytes.contains(&0) {
+        bytes.retain(|&b| b != 0);
+    }
+    bytes.push(0);
+    bytes
+}
+
 /// Checks that `out` is not NULL; `INVALID_ARGUMENT` naming `arg` otherwise.
 pub(crate) fn require_out<T>(out: *mut T, arg: &str) -> Result<(), UserQuestionError> {
     if out.is_null() {

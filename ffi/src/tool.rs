@@ -8,12 +8,11 @@ use user_questions::{ErrorCode, UserQuestionError};
 
 use crate::abort::uq_abort;
 use crate::agents::uq_agent;
-use crate::ask::{UserData, caller, deliver, report, report_panic, uq_ask_callback};
+use crate::ask::{UserData, caller, deliver, drive, report, report_panic, uq_ask_callback};
 use crate::code::uq_code;
 use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 use crate::strings::{borrow_str, transient};
-use user_questions::inline as executor;
 
 static DEFINITION: LazyLock<CString> = LazyLock::new(|| transient(tool::DEFINITION_JSON));
 
@@ -99,16 +98,16 @@ pub unsafe extern "C" fn uq_tool_execute_with_error(
                     ..Default::default()
                 },
             );
-            executor::spawn(future, move |result| match result {
+            drive(Box::pin(future), move |result| match result {
                 Some(result) => {
-                    deliver(callback, user_data, result.code().into(), &result.to_json())
+                    deliver(callback, user_data, result.code().into(), result.to_json())
                 }
                 None => {
                     let failed = tool::ToolResult::Failure(UserQuestionError::new(
                         ErrorCode::Internal,
                         "the tool panicked inside the library",
                     ));
-                    deliver(callback, user_data, uq_code::UQ_INTERNAL, &failed.to_json());
+                    deliver(callback, user_data, uq_code::UQ_INTERNAL, failed.to_json());
                 }
             });
             Ok(())
