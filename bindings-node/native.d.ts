@@ -88,7 +88,7 @@ export declare class NativeContext {
    * settles its calls through `calls`. Throws `DUPLICATE_PROVIDER` while another provider is
    * registered.
    */
-  registerDispatcher(dispatch: (call: number, payload: string | null) => void, calls: NativeProviderCalls): NativeRegistration
+  registerDispatcher(dispatch: (call: number, payload: string | null, outcome?: string) => void, calls: NativeProviderCalls): NativeRegistration
   /** Registers an inbox as the provider; its asks never cross into JS. */
   registerInbox(inbox: NativeInbox): NativeRegistration
   /** Registers an auto-responder as the provider; its asks never cross into JS. */
@@ -170,8 +170,12 @@ export declare class NativeProviderCalls {
    * Settles call `call` with the dispatcher's outcome JSON: its ask settles (and, on the JS
    * thread that asked, its Promise resolves) before this returns. Nothing happens when the
    * call no longer waits (withdrawn, or settled already).
+   *
+   * Returns the ask's outcome text (`{"answer":…}` / `{"error":…}`) when the call was started
+   * on the fast path and its ask settled before this returns; else `null` (a fast call's
+   * outcome then comes as `dispatch(call, null, outcome)`).
    */
-  settle(call: number, outcome: string): void
+  settle(call: number, outcome: string): string | null
 }
 
 /** One provider registration. */

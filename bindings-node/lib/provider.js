@@ -42,52 +42,124 @@ const resolved = Promise.resolve()
  */
 
 /**
- * The dispatcher the native side calls for a JS provider, on this JS thread, while the ask
- * starts: `(call, payload)` runs the provider's `ask` in a microtask (never inside the asker's
- * call) and settles the call with its outcome through `calls.settle` — one native call, which
- * settles the ask (sync throws, rejections and odd values all become outcomes); `(call, null)`
- * withdraws ask `call`, aborting its `request.signal` synchronously (its listeners run before
- * the asker can resume, §4.7). An ask withdrawn before its microtask ran never reaches the
- * provider. A provider Promise that never settles leaves its ask waiting (the native side
- * holds the call, not the Promise).
+ * One call of a JS provider: its `request.signal`'s controller (made when the provider first
+ * reads the signal), whether it was withdrawn, and — on the fast path — how its asker waits.
+ */
+class Call {
+  /** @param {((text: string) => void) | undefined} resolve */
+  constructor(resolve) {
+    /** @type {AbortController | undefined} */
+    this.controller = undefined
+    this.withdrawn = false
+    this.resolve = resolve
+  }
+
+  /** The provider's `request.signal`: aborted already when the call was withdrawn. */
+  get signal() {
+    let controller = this.controller
+    if (controller === undefined) {
+      controller = this.controller = new AbortController()
+      if (this.withdrawn) controller.abort()
+    }
+    return controller.signal
+  }
+
+  /** Withdraws the call: its signal aborts now (its listeners run before this returns). */
+  withdraw() {
+    this.withdrawn = true
+    this.controller?.abort()
+  }
+}
+
+/**
+ * @typedef {{
+ *   dispatch: (call: number, payload: string | null, outcome?: string) => void,
+ *   run: (payload: string) => Promise<string>,
+ * }} Dispatcher
+ */
+
+/**
+ * The dispatcher of a JS provider, in two halves.
+ *
+ * `dispatch` is what the native side calls, on this JS thread: `(call, payload)` runs the
+ * provider's `ask` in a microtask (never inside the asker's call) and settles the call with
+ * its outcome through `calls.settle` — one native call, which settles the ask (sync throws,
+ * rejections and odd values all become outcomes); `(call, null)` withdraws call `call`,
+ * aborting its `request.signal` synchronously (its listeners run before the asker can resume,
+ * §4.7); `(call, null, outcome)` hands a fast-path call its ask's outcome text when it did not
+ * come back from `calls.settle` (a withdrawal, a settlement on another thread) — always after
+ * the withdrawal that caused it.
+ *
+ * `run` is the fast path (an ask started on this thread: the native ask returned the payload
+ * `{"call":n,…}` instead of calling `dispatch`): it runs the provider as `dispatch` would and
+ * resolves with the ask's outcome text.
+ *
+ * A call withdrawn before its microtask ran never reaches the provider. A provider Promise
+ * that never settles leaves its ask waiting (the native side holds the call, not the
+ * Promise) until it is withdrawn.
  * @param {Provider} provider
  * @param {import('../native.js').NativeProviderCalls} calls
- * @returns {(call: number, payload: string | null) => void}
+ * @returns {Dispatcher}
  */
 function dispatcherFor(provider, calls) {
-  /** @type {Map<number, AbortController>} */
+  /** @type {Map<number, Call>} */
   const waiting = new Map()
   /**
    * @param {number} call
+   * @param {Call} record
    * @param {string} outcome
    */
-  const finish = (call, outcome) => {
-    waiting.delete(call)
+  const finish = (call, record, outcome) => {
+    let text
     try {
-      calls.settle(call, outcome)
+      text = calls.settle(call, outcome)
     } catch (err) {
       // Only a panic caught at the addon's boundary can land here; it must not become an
       // unhandled rejection.
       process.emitWarning(`settling a provider call failed: ${describe(err)}`, { code: 'USER_QUESTIONS_INTERNAL' })
     }
+    if (record.resolve === undefined) {
+      if (waiting.get(call) === record) waiting.delete(call)
+    } else if (text != null && waiting.get(call) === record) {
+      waiting.delete(call)
+      record.resolve(text)
+    }
   }
-  return (call, payload) => {
+  /** @type {Dispatcher['dispatch']} */
+  const dispatch = (call, payload, outcome) => {
     if (payload == null) {
-      const controller = waiting.get(call)
-      if (controller !== undefined) {
+      const record = waiting.get(call)
+      if (record === undefined) return
+      if (outcome !== undefined) {
+        // A fast-path call's outcome.
         waiting.delete(call)
-        controller.abort()
+        record.resolve?.(outcome)
+        return
       }
+      // A withdrawal; a fast-path call still waits for its outcome, which comes next.
+      if (record.resolve === undefined) waiting.delete(call)
+      record.withdraw()
       return
     }
-    const controller = new AbortController()
-    waiting.set(call, controller)
-    resolved.then(() => runProvider(provider, call, payload, controller, waiting, finish))
+    const record = new Call(undefined)
+    waiting.set(call, record)
+    resolved.then(() => runProvider(provider, call, JSON.parse(payload), record, finish))
   }
+  /** @type {Dispatcher['run']} */
+  const run = (payload) => {
+    const parsed = JSON.parse(payload)
+    const call = parsed.call
+    return new Promise((resolve) => {
+      const record = new Call(resolve)
+      waiting.set(call, record)
+      resolved.then(() => runProvider(provider, call, parsed, record, finish))
+    })
+  }
+  return { dispatch, run }
 }
 
-/** The request's own controller (not enumerable, so never copied by a spread). */
-const kController = Symbol('controller')
+/** The request's own call (not enumerable, so never copied by a spread). */
+const kCall = Symbol('call')
 
 /**
  * One accessor pair for every request: V8 shares the shape of objects whose accessors are the
@@ -96,7 +168,7 @@ const kController = Symbol('controller')
  */
 const signalProperty = {
   get() {
-    return this[kController].signal
+    return this[kCall].signal
   },
   set(value) {
     Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true })
@@ -111,47 +183,46 @@ const signalProperty = {
  * `AbortSignal` costs more than the rest of the request: it outlives the young generation, so
  * one per ask fills the old one and brings full collections, whose cost grows with everything
  * live (100,000 agents). Assigning `request.signal` replaces it, as with a plain property.
- * @param {Record<string, unknown>} request
- * @param {AbortController} controller
+ * @param {Record<string | symbol, unknown>} request
+ * @param {Call} record
  */
-function signalOf(request, controller) {
-  Object.defineProperty(request, kController, { value: controller })
+function signalOf(request, record) {
+  Object.defineProperty(request, kCall, { value: record })
   Object.defineProperty(request, 'signal', signalProperty)
 }
 
 /**
  * @param {Provider} provider
  * @param {number} call
- * @param {string} payload
- * @param {AbortController} controller
- * @param {Map<number, AbortController>} waiting
- * @param {(call: number, outcome: string) => void} finish
+ * @param {{ questions: unknown, agentKey?: number, expiresAt?: string, key?: string }} payload
+ * @param {Call} record
+ * @param {(call: number, record: Call, outcome: string) => void} finish
  */
-function runProvider(provider, call, payload, controller, waiting, finish) {
-  // Withdrawn already (a withdrawal takes the call out of `waiting`): the asker has its
-  // outcome and the native side forgot the call.
-  if (waiting.get(call) !== controller) return
+function runProvider(provider, call, payload, record, finish) {
+  // Withdrawn already: the asker has (or is about to get) its outcome, and the native side
+  // forgot the call.
+  if (record.withdrawn) return
   let result
   try {
-    const { questions, agentKey, expiresAt, key } = JSON.parse(payload)
+    const { questions, agentKey, expiresAt, key } = payload
     /** @type {Record<string, unknown>} */
     const request = { questions }
     if (agentKey !== undefined) {
       const agent = agentByKey(agentKey)
       if (agent !== undefined) request.agent = agent
     }
-    signalOf(request, controller)
+    signalOf(request, record)
     if (expiresAt !== undefined) request.expiresAt = expiresAt
     if (key !== undefined) request.key = key
     result = provider.ask(request)
   } catch (err) {
-    finish(call, failureOf(err))
+    finish(call, record, failureOf(err))
     return
   }
   // As `await` would: a thenable is followed, anything else is the answer.
   Promise.resolve(result).then(
-    (answer) => finish(call, outcomeOf(answer)),
-    (err) => finish(call, failureOf(err)),
+    (answer) => finish(call, record, outcomeOf(answer)),
+    (err) => finish(call, record, failureOf(err)),
   )
 }
 

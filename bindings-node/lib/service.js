@@ -143,6 +143,12 @@ function wireNumber(n) {
 class UserQuestionService {
   /** @type {native.NativeContext} */
   #native
+  /**
+   * The registered JS provider's dispatcher, which runs the calls the native ask hands back
+   * (the fast path, see `provider.js`); `undefined` when no JS provider is registered.
+   * @type {import('./provider.js').Dispatcher | undefined}
+   */
+  #dispatcher
 
   /** @param {native.NativeContext} nativeContext */
   constructor(nativeContext) {
@@ -183,6 +189,9 @@ class UserQuestionService {
     try {
       text = callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
       if (typeof text !== 'string') text = await text
+      // `{"call":…}`: the payload of a JS provider call for this thread to run (`{"answer"`,
+      // `{"error"`: the outcome).
+      else if (text.charCodeAt(2) === 99) text = await this.#runCall(text)
     } finally {
       release(nativeContext, pinned, unlink)
     }
@@ -191,6 +200,20 @@ class UserQuestionService {
       throw new UserQuestionError(outcome.error.message, outcome.error.code)
     }
     return outcome.answer
+  }
+
+  /**
+   * Runs the JS provider call of `payload` (the fast path); resolves with the ask's outcome.
+   * @param {string} payload
+   * @returns {Promise<string>}
+   */
+  #runCall(payload) {
+    const dispatcher = this.#dispatcher
+    if (dispatcher === undefined) {
+      // Cannot happen: only the registered JS provider's calls take the fast path.
+      throw new UserQuestionError('a JS provider call came back without its provider', 'INTERNAL')
+    }
+    return dispatcher.run(payload)
   }
 
   /**
@@ -247,8 +270,13 @@ class UserQuestionService {
         throw invalidArgument('a provider must be an object with an ask(request) method')
       }
       const calls = new native.NativeProviderCalls()
-      const dispatch = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p), calls)
-      registration = callNative(() => this.#native.registerDispatcher(dispatch, calls))
+      const dispatcher = dispatcherFor(/** @type {import('./provider.js').Provider} */ (p), calls)
+      const reg = callNative(() => this.#native.registerDispatcher(dispatcher.dispatch, calls))
+      this.#dispatcher = dispatcher
+      return withDispose(() => {
+        reg.dispose()
+        if (this.#dispatcher === dispatcher) this.#dispatcher = undefined
+      })
     }
     return withDispose(() => registration.dispose())
   }

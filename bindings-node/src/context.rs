@@ -22,7 +22,7 @@ use crate::auto::NativeAutoResponder;
 use crate::inbox::NativeInbox;
 use crate::inline;
 use crate::jsthread::JsFunction;
-use crate::provider::{JsProvider, NativeProviderCalls};
+use crate::provider::{self, JsProvider, NativeProviderCalls};
 use crate::terminal::NativeTerminalProvider;
 use crate::web::{NativeRemoteProvider, NativeWebProvider};
 use crate::{Result, internal, outcome_json, to_js};
@@ -92,16 +92,18 @@ impl NativeContext {
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
-        let pending = self
-            .context
-            .user_questions()
-            .start_json(
-                &request_json,
-                agent.map(|a| a.agent().clone()),
-                abort.map(NativeAbort::signal),
-            )
-            .map_err(to_js)?;
-        settle_now_or_spawn(env, pending, outcome_json)
+        provider::arm();
+        let pending = self.context.user_questions().start_json(
+            &request_json,
+            agent.map(|a| a.agent().clone()),
+            abort.map(NativeAbort::signal),
+        );
+        let started = provider::disarm();
+        let pending = pending.map_err(to_js)?;
+        match started {
+            Some(started) => Ok(Either::A(start_fast(pending, started))),
+            None => settle_now_or_spawn(env, pending, outcome_json),
+        }
     }
 
     /// Starts a plan review (§17): the request is JSON text
@@ -137,11 +139,8 @@ impl NativeContext {
     pub fn register_dispatcher(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "(call: number, payload: string | null) => void")] dispatch: Function<
-            '_,
-            Unknown<'_>,
-            Unknown<'_>,
-        >,
+        #[napi(ts_arg_type = "(call: number, payload: string | null, outcome?: string) => void")]
+        dispatch: Function<'_, Unknown<'_>, Unknown<'_>>,
         calls: &NativeProviderCalls,
     ) -> Result<NativeRegistration> {
         let dispatch = JsFunction::new(env.raw(), dispatch.raw()).map_err(internal)?;
@@ -304,6 +303,27 @@ where
     }
     let promise = inline::promise(env.raw(), future, to_text).map_err(internal)?;
     Ok(Either::B(PromiseRaw::new(env.raw(), promise)))
+}
+
+/// An ask whose JS provider call took the fast path (see the `provider` module): its outcome
+/// text when it settled at once (the JS layer then never runs the call), else the call's
+/// payload `{"call":n,…}` for the JS layer to run; the ask then waits as an inline task whose
+/// outcome reaches JS through the call's `settle` or its dispatcher.
+fn start_fast(mut pending: user_questions::PendingAsk, started: provider::Started) -> String {
+    let waker = futures::task::noop_waker();
+    if let Poll::Ready(outcome) = Pin::new(&mut pending).poll(&mut TaskContext::from_waker(&waker))
+    {
+        return outcome_json(outcome);
+    }
+    let mut settle = provider::FastSettle::new(&started);
+    // Settled by another thread since the poll above, the ask completes in `spawn`: its
+    // outcome is returned then, not dispatched to a call the JS layer has not seen yet.
+    provider::settling(started.call, move || {
+        user_questions::inline::spawn(pending, move |output| {
+            settle.complete(output.map(outcome_json))
+        })
+    })
+    .unwrap_or(started.payload)
 }
 
 impl NativeContext {

@@ -11,7 +11,18 @@
 //! the ask reaches the provider without a turn of the event loop, and a withdrawal (an abort, a
 //! disposal) has fired the provider's signal before the asker can observe the settlement
 //! (§4.7).
+//!
+//! The fast path: when `NativeContext.ask` starts an ask on the JS thread (see [`arm`]), the
+//! provider is not called through the dispatcher at all. The payload, with the call's number
+//! (`{"call":n,"questions":[…],…}`), is handed back to the JS layer as the return value of the
+//! native ask, and the JS layer calls the provider itself. Its outcome settles the call through
+//! [`NativeProviderCalls::settle`], which then returns the ask's outcome text at once (no napi
+//! Promise) when the ask settled while it ran here; otherwise — a withdrawal (an abort, a
+//! deadline from the timer thread, a disposal), or a settlement on another thread — the outcome
+//! reaches the JS layer as `dispatch(call, null, outcome)` through the thread's queue, after
+//! the withdrawal's `dispatch(call, null)` that aborted the provider's signal (§4.7).
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -30,7 +41,6 @@ use crate::jsthread::{self, JsFunction};
 /// The calls of JS providers waiting for their outcome: call number → the ask's way back.
 /// `None` sent means the dispatcher could not be called.
 pub(crate) struct CallTable {
-    next: AtomicU32,
     waiting: Mutex<HashMap<u32, oneshot::Sender<Option<String>>>>,
 }
 
@@ -78,7 +88,6 @@ impl NativeProviderCalls {
     pub fn new() -> Self {
         NativeProviderCalls {
             table: Arc::new(CallTable {
-                next: AtomicU32::new(1),
                 waiting: Mutex::new(HashMap::new()),
             }),
         }
@@ -87,11 +96,16 @@ impl NativeProviderCalls {
     /// Settles call `call` with the dispatcher's outcome JSON: its ask settles (and, on the JS
     /// thread that asked, its Promise resolves) before this returns. Nothing happens when the
     /// call no longer waits (withdrawn, or settled already).
+    ///
+    /// Returns the ask's outcome text (`{"answer":…}` / `{"error":…}`) when the call was started
+    /// on the fast path and its ask settled before this returns; else `null` (a fast call's
+    /// outcome then comes as `dispatch(call, null, outcome)`).
     #[napi(catch_unwind)]
-    pub fn settle(&self, call: u32, outcome: String) {
-        if let Some(sender) = self.table.take(call) {
+    pub fn settle(&self, call: u32, outcome: String) -> Option<String> {
+        let sender = self.table.take(call)?;
+        settling(call, move || {
             let _ = sender.send(Some(outcome));
-        }
+        })
     }
 }
 
@@ -116,10 +130,15 @@ impl JsProvider {
     }
 }
 
-/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`.
-fn payload_of(request: &ProviderRequest) -> String {
+/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`, with
+/// `"call":n` first on the fast path.
+fn payload_of(request: &ProviderRequest, fast_call: Option<u32>) -> String {
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"questions\":");
+    if let Some(call) = fast_call {
+        let _ = write!(out, "{{\"call\":{call},\"questions\":");
+    } else {
+        out.extend_from_slice(b"{\"questions\":");
+    }
     let _ = serde_json::to_writer(&mut out, &*request.questions);
     if let Some(agent) = &request.agent {
         let _ = write!(out, ",\"agentKey\":{}", agents::key_of(agent));
@@ -138,29 +157,45 @@ fn payload_of(request: &ProviderRequest) -> String {
 
 impl UserQuestionProvider for JsProvider {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
-        let call = self.calls.next.fetch_add(1, Ordering::Relaxed);
-        let payload = payload_of(&request);
+        // Numbered across all tables: a fast-path outcome is matched to its `settle` call by
+        // number alone.
+        let call = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = oneshot::channel::<Option<String>>();
         self.calls.lock().insert(call, sender);
         let forget = Forget {
             table: self.calls.clone(),
             call,
         };
-        // Dispatched now, on the JS thread (the dispatcher only records the call and runs the
-        // provider in a microtask, never inside the asker's call); a withdrawal comes after it.
-        let dispatch = self.dispatch.clone();
-        let calls = self.calls.clone();
-        self.dispatch.home().post(Box::new(move |env| {
-            let args = [
-                jsthread::number(env, f64::from(call)),
-                jsthread::string(env, &payload),
-            ];
-            if dispatch.call(env, &args).is_none()
-                && let Some(sender) = calls.take(call)
-            {
-                let _ = sender.send(None);
-            }
-        }));
+        if self.dispatch.home().is_here() && ARMED.with(|a| a.replace(false)) {
+            // The fast path: `NativeContext.ask` hands the payload back to the JS layer, which
+            // calls the provider (never inside the asker's call) and settles through `settle`.
+            let payload = payload_of(&request, Some(call));
+            STARTED.with(|s| {
+                *s.borrow_mut() = Some(Started {
+                    call,
+                    payload,
+                    dispatch: self.dispatch.clone(),
+                })
+            });
+        } else {
+            // Dispatched now, on the JS thread (the dispatcher only records the call and runs
+            // the provider in a microtask, never inside the asker's call); a withdrawal comes
+            // after it.
+            let payload = payload_of(&request, None);
+            let dispatch = self.dispatch.clone();
+            let calls = self.calls.clone();
+            self.dispatch.home().post(Box::new(move |env| {
+                let args = [
+                    jsthread::number(env, f64::from(call)),
+                    jsthread::string(env, &payload),
+                ];
+                if dispatch.call(env, &args).is_none()
+                    && let Some(sender) = calls.take(call)
+                {
+                    let _ = sender.send(None);
+                }
+            }));
+        }
         let dispatch = self.dispatch.clone();
         let listener = request.signal.on_abort(move || {
             let withdraw = dispatch.clone();
@@ -212,4 +247,126 @@ fn outcome(text: &str) -> user_questions::Result<AskUserQuestionAnswer> {
         return Err(UserQuestionError::from_code_name(code, message));
     }
     user_questions::parse_provider_answer(value.get("answer").unwrap_or(&Value::Null))
+}
+
+/// The next call number (process-wide).
+static NEXT_CALL: AtomicU32 = AtomicU32::new(1);
+
+thread_local! {
+    /// Set by [`arm`] while `NativeContext.ask` starts an ask on this JS thread: a JS provider
+    /// reached then takes the fast path (and clears it).
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// The fast-path call started by the ask being started, for [`disarm`].
+    static STARTED: RefCell<Option<Started>> = const { RefCell::new(None) };
+    /// The call `settle` is settling on this thread, if any.
+    static SETTLING: Cell<Option<u32>> = const { Cell::new(None) };
+    /// The outcome of the call `settle` is settling, when its ask settled while it ran.
+    static SETTLED: RefCell<Option<(u32, String)>> = const { RefCell::new(None) };
+}
+
+/// A JS provider call started on the fast path: the JS layer runs it.
+pub(crate) struct Started {
+    /// The call's number (in its provider's table).
+    pub(crate) call: u32,
+    /// `{"call":n,"questions":[…],…}`.
+    pub(crate) payload: String,
+    /// The provider's dispatcher, which hears the call's settlement when it does not come
+    /// through `settle`.
+    pub(crate) dispatch: Arc<JsFunction>,
+}
+
+/// Arms the fast path for the ask about to start on this JS thread.
+pub(crate) fn arm() {
+    ARMED.with(|a| a.set(true));
+    STARTED.with(|s| drop(s.borrow_mut().take()));
+}
+
+/// Disarms the fast path; returns the JS provider call that took it, if any.
+pub(crate) fn disarm() -> Option<Started> {
+    ARMED.with(|a| a.set(false));
+    STARTED.with(|s| s.borrow_mut().take())
+}
+
+/// The way back of a fast-path ask: its outcome text goes to `settle` when that is what
+/// settled it, here, now; else to the dispatcher as `dispatch(call, null, outcome)`, through
+/// the thread's queue (after the withdrawal that caused it). Dropped unsettled (its task was
+/// dropped without completing), it settles the ask `INTERNAL` rather than leave it waiting.
+pub(crate) struct FastSettle {
+    call: u32,
+    dispatch: Option<Arc<JsFunction>>,
+}
+
+impl FastSettle {
+    /// The way back of `started` (the ask waits: the JS thread stays alive until it settles).
+    pub(crate) fn new(started: &Started) -> Self {
+        jsthread::hold();
+        FastSettle {
+            call: started.call,
+            dispatch: Some(started.dispatch.clone()),
+        }
+    }
+
+    /// Delivers the ask's outcome text (`None`: settling it panicked).
+    pub(crate) fn complete(&mut self, text: Option<String>) {
+        let Some(dispatch) = self.dispatch.take() else {
+            return;
+        };
+        let call = self.call;
+        let text = text.unwrap_or_else(|| {
+            r#"{"error":{"code":"INTERNAL","message":"INTERNAL: settling the ask panicked"}}"#
+                .to_owned()
+        });
+        let home = dispatch.home().clone();
+        home.post(Box::new(move |env| deliver(env, &dispatch, call, text)));
+    }
+}
+
+impl Drop for FastSettle {
+    fn drop(&mut self) {
+        // Queued, never run here: a drop can happen anywhere (inside the core).
+        if let Some(dispatch) = self.dispatch.take() {
+            let call = self.call;
+            let home = dispatch.home().clone();
+            home.post_later(Box::new(move |env| {
+                let text = r#"{"error":{"code":"INTERNAL","message":"INTERNAL: settling the ask panicked"}}"#;
+                deliver(env, &dispatch, call, text.to_owned());
+            }));
+        }
+    }
+}
+
+/// Runs on the JS thread (a job): hands `text` to the `settle` call settling `call`, or to the
+/// dispatcher; then the thread may let go of the ask.
+fn deliver(env: napi::sys::napi_env, dispatch: &JsFunction, call: u32, text: String) {
+    if SETTLING.with(Cell::get) == Some(call) {
+        SETTLED.with(|s| *s.borrow_mut() = Some((call, text)));
+    } else {
+        dispatch.call(
+            env,
+            &[
+                jsthread::number(env, f64::from(call)),
+                jsthread::null(env),
+                jsthread::string(env, &text),
+            ],
+        );
+    }
+    jsthread::release();
+}
+
+/// Runs `f` (which may settle the fast-path call `call` on this thread) and returns the call's
+/// outcome text when it did.
+pub(crate) fn settling(call: u32, f: impl FnOnce()) -> Option<String> {
+    let previous = SETTLING.with(|s| s.replace(Some(call)));
+    f();
+    SETTLING.with(|s| s.set(previous));
+    SETTLED.with(|s| {
+        let mut s = s.borrow_mut();
+        match s.take() {
+            Some((c, text)) if c == call => Some(text),
+            other => {
+                *s = other;
+                None
+            }
+        }
+    })
 }

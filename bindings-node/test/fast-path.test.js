@@ -1,0 +1,155 @@
+// The fast path of JS providers: an ask started on the JS thread hands its provider call back
+// to the JS layer as the native ask's return value (`{"call":n,…}`), the JS layer runs the
+// provider, and `calls.settle` returns the ask's outcome text at once. Withdrawals still reach
+// the provider's signal before the asker can observe the settlement (§4.7): the dispatcher
+// hears `(call, null)` and then `(call, null, outcome)`, in that order.
+'use strict'
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+
+const native = require('../native.js')
+const { Context } = require('..')
+
+const Q = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
+const YES = { answers: [{ id: 'go', selected: ['Yes'] }] }
+const REQUEST = JSON.stringify({ questions: Q })
+
+/** A native context with a recording dispatcher: `log` gets every dispatch call. */
+function recorded() {
+  const ctx = new native.NativeContext(null)
+  const calls = new native.NativeProviderCalls()
+  /** @type {Array<[number, string | null, string | undefined]>} */
+  const log = []
+  ctx.registerDispatcher((call, payload, outcome) => {
+    log.push([call, payload, outcome])
+  }, calls)
+  return { ctx, calls, log }
+}
+
+test('a JS provider call started on the JS thread comes back as the payload, not through the dispatcher', () => {
+  const { ctx, calls, log } = recorded()
+  const started = ctx.ask(REQUEST, null, null)
+  assert.equal(typeof started, 'string')
+  const payload = JSON.parse(started)
+  assert.equal(typeof payload.call, 'number')
+  assert.deepEqual(payload.questions, Q)
+  assert.deepEqual(log, [], 'the dispatcher was not called')
+  // Its settlement returns the ask's outcome text at once.
+  const text = calls.settle(payload.call, JSON.stringify({ answer: YES }))
+  assert.deepEqual(JSON.parse(text), { answer: YES })
+  assert.deepEqual(log, [], 'the outcome came back from settle, not through the dispatcher')
+  // Settled: a second settlement finds nothing.
+  assert.equal(calls.settle(payload.call, JSON.stringify({ answer: YES })), null)
+  ctx.dispose()
+})
+
+test('a provider failure and a bad answer come back from settle as error outcomes', () => {
+  const { ctx, calls } = recorded()
+  ctx.strict = true
+  const one = JSON.parse(ctx.ask(REQUEST, null, null)).call
+  const failed = JSON.parse(calls.settle(one, JSON.stringify({ error: { code: 'PROVIDER_FAILED', message: 'boom' } })))
+  assert.deepEqual(failed, { error: { code: 'PROVIDER_FAILED', message: 'boom' } })
+  const two = JSON.parse(ctx.ask(REQUEST, null, null)).call
+  const bad = JSON.parse(calls.settle(two, JSON.stringify({ answer: { answers: [{ id: 'go', selected: ['Maybe'] }] } })))
+  assert.equal(bad.error.code, 'BAD_ANSWER')
+  ctx.dispose()
+})
+
+for (const [cause, withdraw, code] of [
+  ['caller abort', ({ abort }) => abort.abort(), 'ASK_ABORTED'],
+  ['provider dispose', ({ registration }) => registration.dispose(), 'ASK_ABORTED'],
+  ['context dispose', ({ ctx }) => ctx.dispose(), 'ASK_ABORTED'],
+]) {
+  test(`${cause} of a fast-path call: the dispatcher hears the withdrawal, then the outcome`, () => {
+    const ctx = new native.NativeContext(null)
+    const calls = new native.NativeProviderCalls()
+    const log = []
+    const registration = ctx.registerDispatcher((call, payload, outcome) => log.push([call, payload, outcome]), calls)
+    const abort = new native.NativeAbort()
+    const call = JSON.parse(ctx.ask(REQUEST, null, abort)).call
+    withdraw({ abort, registration, ctx })
+    assert.equal(log.length, 2)
+    assert.deepEqual(log[0], [call, null, undefined])
+    assert.equal(log[1][0], call)
+    assert.equal(log[1][1], null)
+    assert.equal(JSON.parse(log[1][2]).error.code, code)
+    // The provider's late answer finds nothing.
+    assert.equal(calls.settle(call, JSON.stringify({ answer: YES })), null)
+    assert.equal(log.length, 2)
+    ctx.dispose()
+  })
+}
+
+test("a deadline of a fast-path call: the withdrawal, then the outcome, in one turn of this thread", async () => {
+  const { ctx, calls, log } = recorded()
+  const call = JSON.parse(ctx.ask(JSON.stringify({ questions: Q, timeoutMs: 5 }), null, null)).call
+  while (log.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  assert.equal(log.length, 2, 'both in the same turn')
+  assert.deepEqual(log[0], [call, null, undefined])
+  assert.equal(JSON.parse(log[1][2]).error.code, 'ASK_TIMED_OUT')
+  assert.equal(calls.settle(call, JSON.stringify({ answer: YES })), null)
+  ctx.dispose()
+})
+
+test('through the package: an answer after the deadline is dropped, the signal fired before the asker resumed', async () => {
+  const ctx = new Context()
+  const log = []
+  let answer
+  ctx.userQuestions.registerProvider({
+    ask({ signal }) {
+      signal.addEventListener('abort', () => log.push('provider signal'))
+      return new Promise((resolve) => (answer = resolve))
+    },
+  })
+  const asked = ctx.userQuestions.ask({ questions: Q, timeoutMs: 5 }).then(
+    () => log.push('asker answered'),
+    (err) => log.push(`asker ${err.code}`),
+  )
+  await asked
+  assert.deepEqual(log, ['provider signal', 'asker ASK_TIMED_OUT'])
+  answer(YES)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(log, ['provider signal', 'asker ASK_TIMED_OUT'])
+  ctx.dispose()
+})
+
+test('through the package: a provider that never settles leaves the ask waiting until it is withdrawn', async () => {
+  const ctx = new Context()
+  const log = []
+  ctx.userQuestions.registerProvider({
+    ask({ signal }) {
+      signal.addEventListener('abort', () => log.push('provider signal'))
+      return new Promise(() => {})
+    },
+  })
+  const controller = new AbortController()
+  let settled = false
+  const asked = ctx.userQuestions.ask({ questions: Q, signal: controller.signal }).then(
+    () => log.push('asker answered'),
+    (err) => log.push(`asker ${err.code}`),
+  )
+  asked.then(() => (settled = true))
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(settled, false)
+  controller.abort()
+  await asked
+  assert.deepEqual(log, ['provider signal', 'asker ASK_ABORTED'])
+  ctx.dispose()
+})
+
+test('through the package: asks of two JS providers in two contexts settle with their own answers', async () => {
+  const a = new Context()
+  const b = new Context()
+  const NO = { answers: [{ id: 'go', selected: ['No'] }] }
+  a.userQuestions.registerProvider({ ask: async () => YES })
+  b.userQuestions.registerProvider({ ask: () => NO })
+  const asks = []
+  for (let i = 0; i < 50; i++) {
+    asks.push(a.userQuestions.ask({ questions: Q }), b.userQuestions.ask({ questions: Q }))
+  }
+  const answers = await Promise.all(asks)
+  for (let i = 0; i < answers.length; i++) assert.deepEqual(answers[i], i % 2 === 0 ? YES : NO)
+  a.dispose()
+  b.dispose()
+})
