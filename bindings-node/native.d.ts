@@ -43,6 +43,8 @@ export declare class NativeAutoResponder {
   get policy(): string
   /** Whether intent questions may be approved. */
   get approveIntents(): boolean
+  /** `answer` as a bound function (see the `raw` module): `(questionsJson) => answerJson`. */
+  answerer(): (questionsJson: string) => string
   /** The answer (JSON text) this responder gives to the questions (JSON text). */
   answer(questionsJson: string): string
 }
@@ -76,6 +78,11 @@ export declare class NativeContext {
    * else as a Promise that resolves once it settles.
    */
   ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
+  /**
+   * `ask` without an agent or a signal, as a bound function (see the `raw` module):
+   * `(requestJson) => string | Promise<string>`, the same outcome as `ask`'s.
+   */
+  asker(): (requestJson: string) => string | Promise<string>
   /**
    * Starts a plan review (§17): the request is JSON text
    * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the
@@ -135,6 +142,8 @@ export declare class NativeInbox {
    * it pending; `ALREADY_RESOLVED` / `NOT_PENDING` for settled / never-issued tickets.
    */
   answer(ticket: number, answerJson: string): void
+  /** `answer` as a bound function (see the `raw` module): `(ticket, answerJson) => void`. */
+  answerer(): (ticket: number, answerJson: string) => void
   /** Cancels `ticket`: the asker gets `ASK_CANCELLED`. */
   cancel(ticket: number): void
   /** Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`. */
@@ -176,6 +185,8 @@ export declare class NativeProviderCalls {
    * outcome then comes as `dispatch(call, null, outcome)`).
    */
   settle(call: number, outcome: string): string | null
+  /** `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`. */
+  settler(): (call: number, outcome: string) => string | null
 }
 
 /** One provider registration. */

@@ -12,6 +12,8 @@ let autoNativeOf
 class AutoResponder {
   /** @type {native.NativeAutoResponder} */
   #native
+  /** `#native.answer`, bound (one Node-API call, no unwrapping). @type {(questionsJson: string) => string} */
+  #answer
 
   /**
    * @param {'first' | 'recommended' | 'skip'} [policy] default `first`
@@ -22,6 +24,7 @@ class AutoResponder {
     if (typeof policy !== 'string') throw invalidArgument('an auto-responder policy must be a string')
     const approve = Boolean(options?.approveIntents)
     this.#native = callNative(() => new native.NativeAutoResponder(policy, approve))
+    this.#answer = this.#native.answerer()
   }
 
   /** The policy. */
@@ -40,7 +43,7 @@ class AutoResponder {
    */
   ask(request) {
     const json = toJson(request?.questions, 'questions', 'INVALID_REQUEST')
-    return JSON.parse(callNative(() => this.#native.answer(json)))
+    return JSON.parse(callNative(() => this.#answer(json)))
   }
 
   static {

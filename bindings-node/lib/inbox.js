@@ -21,6 +21,8 @@ let inboxNativeOf
 /** Pending questions for UIs that answer later (§7). Register it as the provider. */
 class QuestionInbox {
   #native = new native.NativeInbox()
+  /** `#native.answer`, bound (one Node-API call, no unwrapping). */
+  #answer = this.#native.answerer()
 
   /**
    * The pending questions `{ticket, questions, agentId?}` in arrival order.
@@ -38,7 +40,7 @@ class QuestionInbox {
   answer(ticket, answer) {
     const t = ticketArg(ticket)
     const json = toJson(answer, 'answer', 'BAD_ANSWER')
-    callNative(() => this.#native.answer(t, json))
+    callNative(() => this.#answer(t, json))
   }
 
   /**

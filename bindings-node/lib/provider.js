@@ -104,6 +104,8 @@ class Call {
 function dispatcherFor(provider, calls) {
   /** @type {Map<number, Call>} */
   const waiting = new Map()
+  /** `calls.settle`, bound (one Node-API call, no unwrapping). */
+  const settle = calls.settler()
   /**
    * @param {number} call
    * @param {Call} record
@@ -112,7 +114,7 @@ function dispatcherFor(provider, calls) {
   const finish = (call, record, outcome) => {
     let text
     try {
-      text = calls.settle(call, outcome)
+      text = settle(call, outcome)
     } catch (err) {
       // Only a panic caught at the addon's boundary can land here; it must not become an
       // unhandled rejection.

@@ -150,9 +150,16 @@ class UserQuestionService {
    */
   #dispatcher
 
+  /**
+   * `#native.ask` without an agent or a signal, bound (one Node-API call, no unwrapping).
+   * @type {(requestJson: string) => string | Promise<string>}
+   */
+  #ask
+
   /** @param {native.NativeContext} nativeContext */
   constructor(nativeContext) {
     this.#native = nativeContext
+    this.#ask = nativeContext.asker()
   }
 
   /** Strict answer checking (§6 on every provider answer); off by default. */
@@ -187,7 +194,10 @@ class UserQuestionService {
     const pinned = hold(nativeContext, agent)
     let text
     try {
-      text = callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
+      text =
+        agent == null && abort === null
+          ? callNative(() => this.#ask(json))
+          : callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
       if (typeof text !== 'string') text = await text
       // `{"call":…}`: the payload of a JS provider call for this thread to run (`{"answer"`,
       // `{"error"`: the outcome).

@@ -13,7 +13,8 @@ use user_questions::deadline::check_timeout_ms;
 use user_questions::request::check_key;
 use user_questions::tool::{self, ToolExecution, ToolResult};
 use user_questions::{
-    Context, ProviderRegistration, ReviewPlanRequest, UserQuestionError, messages,
+    Context, ProviderRegistration, ReviewPlanRequest, UserQuestionError, UserQuestionService,
+    messages,
 };
 
 use crate::abort::NativeAbort;
@@ -25,7 +26,7 @@ use crate::jsthread::JsFunction;
 use crate::provider::{self, JsProvider, NativeProviderCalls};
 use crate::terminal::NativeTerminalProvider;
 use crate::web::{NativeRemoteProvider, NativeWebProvider};
-use crate::{Result, internal, outcome_json, to_js};
+use crate::{Result, internal, outcome_json, raw, to_js};
 
 /// A core [`Context`]. Dropped (garbage-collected) or disposed, it settles its waiting asks.
 #[napi]
@@ -92,18 +93,36 @@ impl NativeContext {
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
-        provider::arm();
-        let pending = self.context.user_questions().start_json(
+        match start_ask(
+            env.raw(),
+            self.context.user_questions(),
             &request_json,
             agent.map(|a| a.agent().clone()),
             abort.map(NativeAbort::signal),
-        );
-        let started = provider::disarm();
-        let pending = pending.map_err(to_js)?;
-        match started {
-            Some(started) => Ok(Either::A(start_fast(pending, started))),
-            None => settle_now_or_spawn(env, pending, outcome_json),
+        )? {
+            Started::Text(text) => Ok(Either::A(text)),
+            Started::Promise(promise) => Ok(Either::B(PromiseRaw::new(env.raw(), promise))),
         }
+    }
+
+    /// `ask` without an agent or a signal, as a bound function (see the `raw` module):
+    /// `(requestJson) => string | Promise<string>`, the same outcome as `ask`'s.
+    #[napi(
+        ts_return_type = "(requestJson: string) => string | Promise<string>",
+        catch_unwind
+    )]
+    pub fn asker<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        let service = self.context.user_questions().clone();
+        let function = raw::bound_function(env.raw(), "ask", service, |env, service, [request]| {
+            let text = raw::string_arg(env, *request, "request")?;
+            match start_ask(env, service, &text, None, None) {
+                Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
+                Ok(Started::Promise(promise)) => Ok(promise),
+                Err(error) => Err((error.status.as_ref().to_owned(), error.reason.clone())),
+            }
+        })
+        .map_err(internal)?;
+        raw::unknown(env, function).map_err(internal)
     }
 
     /// Starts a plan review (§17): the request is JSON text
@@ -303,6 +322,38 @@ where
     }
     let promise = inline::promise(env.raw(), future, to_text).map_err(internal)?;
     Ok(Either::B(PromiseRaw::new(env.raw(), promise)))
+}
+
+/// What starting an ask gives the JS layer.
+enum Started {
+    /// The outcome text (settled at once), or a JS provider call's payload (the fast path).
+    Text(String),
+    /// A Promise of the outcome text.
+    Promise(napi::sys::napi_value),
+}
+
+/// Starts an ask on the JS thread of `env` (see `NativeContext::ask`).
+fn start_ask(
+    env: napi::sys::napi_env,
+    service: &UserQuestionService,
+    request_json: &str,
+    agent: Option<user_questions::Agent>,
+    signal: Option<user_questions::AbortSignal>,
+) -> Result<Started> {
+    provider::arm();
+    let pending = service.start_json(request_json, agent, signal);
+    let started = provider::disarm();
+    let mut pending = pending.map_err(to_js)?;
+    if let Some(started) = started {
+        return Ok(Started::Text(start_fast(pending, started)));
+    }
+    let waker = futures::task::noop_waker();
+    if let Poll::Ready(outcome) = Pin::new(&mut pending).poll(&mut TaskContext::from_waker(&waker))
+    {
+        return Ok(Started::Text(outcome_json(outcome)));
+    }
+    let promise = inline::promise(env, pending, outcome_json).map_err(internal)?;
+    Ok(Started::Promise(promise))
 }
 
 /// An ask whose JS provider call took the fast path (see the `provider` module): its outcome

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use user_questions::{InboxSubscription, QuestionInbox, UserQuestionError};
 
 use crate::jsthread::{self, JsFunction};
-use crate::{Result, internal, to_js};
+use crate::{Result, internal, raw, to_js};
 
 /// A core [`QuestionInbox`]. Tickets cross as JS numbers (they stay far below 2^53).
 #[napi]
@@ -58,6 +58,29 @@ impl NativeInbox {
         self.inbox
             .answer_json(ticket_of(ticket)?, &answer_json)
             .map_err(to_js)
+    }
+
+    /// `answer` as a bound function (see the `raw` module): `(ticket, answerJson) => void`.
+    #[napi(
+        ts_return_type = "(ticket: number, answerJson: string) => void",
+        catch_unwind
+    )]
+    pub fn answerer<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        let function = raw::bound_function(
+            env.raw(),
+            "answer",
+            self.inbox.clone(),
+            |env, inbox, [ticket, answer]| {
+                let ticket = raw::number_arg(env, *ticket, "ticket")?;
+                let ticket = ticket_of(ticket)
+                    .map_err(|e| (e.status.as_ref().to_owned(), e.reason.clone()))?;
+                let answer = raw::string_arg(env, *answer, "answer")?;
+                inbox.answer_json(ticket, &answer).map_err(raw::coded)?;
+                Ok(raw::undefined(env))
+            },
+        )
+        .map_err(internal)?;
+        raw::unknown(env, function).map_err(internal)
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.

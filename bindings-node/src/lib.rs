@@ -18,6 +18,7 @@ mod inbox;
 mod inline;
 mod jsthread;
 mod provider;
+mod raw;
 mod terminal;
 mod web;
 

@@ -29,14 +29,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::oneshot;
+use napi::Env;
+use napi::bindgen_prelude::Unknown;
 use napi_derive::napi;
 use serde_json::Value;
 use user_questions::{
     AskUserQuestionAnswer, ProviderFuture, ProviderRequest, UserQuestionError, UserQuestionProvider,
 };
 
-use crate::agents;
 use crate::jsthread::{self, JsFunction};
+use crate::{agents, internal, raw};
 
 /// The calls of JS providers waiting for their outcome: call number → the ask's way back.
 /// `None` sent means the dispatcher could not be called.
@@ -102,10 +104,34 @@ impl NativeProviderCalls {
     /// outcome then comes as `dispatch(call, null, outcome)`).
     #[napi(catch_unwind)]
     pub fn settle(&self, call: u32, outcome: String) -> Option<String> {
-        let sender = self.table.take(call)?;
-        settling(call, move || {
-            let _ = sender.send(Some(outcome));
-        })
+        settle_call(&self.table, call, outcome)
+    }
+
+    /// `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`.
+    #[napi(
+        ts_return_type = "(call: number, outcome: string) => string | null",
+        catch_unwind
+    )]
+    pub fn settler<'env>(&self, env: &'env Env) -> crate::Result<Unknown<'env>> {
+        let function = raw::bound_function(
+            env.raw(),
+            "settle",
+            self.table.clone(),
+            |env, table, [call, outcome]| {
+                let call = raw::number_arg(env, *call, "call")?;
+                let outcome = raw::string_arg(env, *outcome, "outcome")?;
+                // Not a call number: no call waits under it.
+                if !(call >= 0.0 && call <= f64::from(u32::MAX) && call.fract() == 0.0) {
+                    return Ok(raw::null(env));
+                }
+                Ok(match settle_call(table, call as u32, outcome) {
+                    Some(text) => raw::string(env, &text),
+                    None => raw::null(env),
+                })
+            },
+        )
+        .map_err(internal)?;
+        raw::unknown(env, function).map_err(internal)
     }
 }
 
@@ -351,6 +377,14 @@ fn deliver(env: napi::sys::napi_env, dispatch: &JsFunction, call: u32, text: Str
         );
     }
     jsthread::release();
+}
+
+/// Settles `call` of `table` with `outcome` (see `NativeProviderCalls::settle`).
+fn settle_call(table: &CallTable, call: u32, outcome: String) -> Option<String> {
+    let sender = table.take(call)?;
+    settling(call, move || {
+        let _ = sender.send(Some(outcome));
+    })
 }
 
 /// Runs `f` (which may settle the fast-path call `call` on this thread) and returns the call's

@@ -153,3 +153,45 @@ test('through the package: asks of two JS providers in two contexts settle with 
   a.dispose()
   b.dispose()
 })
+
+test('the bound functions: the same outcomes and errors as the methods they stand for', () => {
+  const responder = new native.NativeAutoResponder('first', false)
+  const answer = responder.answerer()
+  assert.equal(answer(JSON.stringify(Q)), responder.answer(JSON.stringify(Q)))
+  for (const bad of ['[]', '{}', '[{"id":1}]', 'not JSON', JSON.stringify([{ ...Q[0], options: 'x' }])]) {
+    const viaMethod = (() => {
+      try {
+        return responder.answer(bad)
+      } catch (err) {
+        return `${err.code}: ${err.message}`
+      }
+    })()
+    const viaBound = (() => {
+      try {
+        return answer(bad)
+      } catch (err) {
+        return `${err.code}: ${err.message}`
+      }
+    })()
+    assert.equal(viaBound, viaMethod, bad)
+  }
+  assert.throws(() => answer(42), { code: 'INVALID_ARGUMENT' })
+
+  const ctx = new native.NativeContext(null)
+  const ask = ctx.asker()
+  assert.throws(() => ask('{"questions":[]}'), { code: 'EMPTY_QUESTIONS' })
+  assert.throws(() => ask(REQUEST), { code: 'NO_PROVIDER' })
+  assert.throws(() => ask(undefined), { code: 'INVALID_ARGUMENT' })
+
+  const calls = new native.NativeProviderCalls()
+  const settle = calls.settler()
+  assert.equal(settle(1.5, '{}'), null)
+  assert.equal(settle(-1, '{}'), null)
+  assert.throws(() => settle('1', '{}'), { code: 'INVALID_ARGUMENT' })
+
+  const inbox = new native.NativeInbox()
+  const answerTicket = inbox.answerer()
+  assert.throws(() => answerTicket(1, JSON.stringify(YES)), { code: 'NOT_PENDING' })
+  assert.throws(() => answerTicket(-1, JSON.stringify(YES)), { code: 'INVALID_ARGUMENT' })
+  ctx.dispose()
+})
