@@ -79,10 +79,11 @@ export declare class NativeContext {
    */
   ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
   /**
-   * `ask` without an agent or a signal, as a bound function (see the `raw` module):
-   * `(requestJson) => string | Promise<string>`, the same outcome as `ask`'s.
+   * `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
+   * a bound function (see the `raw` module): `(questionsJson) => string | Promise<string>`,
+   * the outcome of `ask('{"questions":' + questionsJson + '}')`.
    */
-  asker(): (requestJson: string) => string | Promise<string>
+  asker(): (questionsJson: string) => string | Promise<string>
   /**
    * Starts a plan review (§17): the request is JSON text
    * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the

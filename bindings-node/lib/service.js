@@ -119,10 +119,11 @@ function warnJournalError(nativeContext) {
  * The JSON text of a wire request: `questions` and, when given, `timeoutMs` and `key` (§16,
  * §20), which the core checks.
  * @param {{ questions?: unknown, timeoutMs?: unknown, key?: unknown }} request
+ * @param {string} [questions] the JSON text of `request.questions`, when made already
  * @returns {string}
  */
-function requestJson(request) {
-  let json = `{"questions":${toJson(request.questions, 'questions', 'INVALID_REQUEST')}`
+function requestJson(request, questions = toJson(request.questions, 'questions', 'INVALID_REQUEST')) {
+  let json = `{"questions":${questions}`
   if (request.timeoutMs !== undefined) {
     json += `,"timeoutMs":${toJson(wireNumber(request.timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
   }
@@ -151,8 +152,9 @@ class UserQuestionService {
   #dispatcher
 
   /**
-   * `#native.ask` without an agent or a signal, bound (one Node-API call, no unwrapping).
-   * @type {(requestJson: string) => string | Promise<string>}
+   * `#native.ask` of a request that is only questions, bound (one Node-API call, no
+   * unwrapping): takes the questions' JSON text.
+   * @type {(questionsJson: string) => string | Promise<string>}
    */
   #ask
 
@@ -185,25 +187,43 @@ class UserQuestionService {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       throw new UserQuestionError('request must be an object', 'INVALID_REQUEST')
     }
-    const json = requestJson(request)
+    const questions = toJson(request.questions, 'questions', 'INVALID_REQUEST')
+    // Only questions: the bound asker, which takes them alone (no request text to build).
+    const bare = request.timeoutMs === undefined && request.key === undefined
+    const json = bare ? undefined : requestJson(request, questions)
     const nativeContext = this.#native
-    // `inFlight`, inlined: an ask settled while it started is not awaited at all, a waiting
-    // one once.
     const [abort, unlink] = linkSignal(request.signal)
     const agent = request.agent
-    const pinned = hold(nativeContext, agent)
     let text
     try {
       text =
-        agent == null && abort === null
-          ? callNative(() => this.#ask(json))
-          : callNative(() => nativeContext.ask(json, agent == null ? null : nativeAgentFor(agent), abort))
-      if (typeof text !== 'string') text = await text
-      // `{"call":…}`: the payload of a JS provider call for this thread to run (`{"answer"`,
-      // `{"error"`: the outcome).
-      else if (text.charCodeAt(2) === 99) text = await this.#runCall(text)
-    } finally {
-      release(nativeContext, pinned, unlink)
+        bare && agent == null && abort === null
+          ? callNative(() => this.#ask(questions))
+          : callNative(() =>
+              nativeContext.ask(
+                json ?? `{"questions":${questions}}`,
+                agent == null ? null : nativeAgentFor(agent),
+                abort,
+              ),
+            )
+    } catch (err) {
+      unlink()
+      throw err
+    }
+    if (typeof text === 'string' && text.charCodeAt(2) !== 99) {
+      // Settled while it started (`{"answer"…`, `{"error"…`): nothing to hold, nothing to await.
+      unlink()
+      if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+    } else {
+      // Waiting: a Promise of the outcome, or `{"call":…}`, the payload of a JS provider call
+      // for this thread to run (the fast path). Its agent stays pinned and its context busy
+      // until it settles (held before anything else can run).
+      const pinned = hold(nativeContext, agent)
+      try {
+        text = typeof text === 'string' ? await this.#runCall(text) : await text
+      } finally {
+        release(nativeContext, pinned, unlink)
+      }
     }
     const outcome = JSON.parse(text)
     if (outcome.error !== undefined) {

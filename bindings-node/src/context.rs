@@ -105,23 +105,29 @@ impl NativeContext {
         }
     }
 
-    /// `ask` without an agent or a signal, as a bound function (see the `raw` module):
-    /// `(requestJson) => string | Promise<string>`, the same outcome as `ask`'s.
+    /// `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
+    /// a bound function (see the `raw` module): `(questionsJson) => string | Promise<string>`,
+    /// the outcome of `ask('{"questions":' + questionsJson + '}')`.
     #[napi(
-        ts_return_type = "(requestJson: string) => string | Promise<string>",
+        ts_return_type = "(questionsJson: string) => string | Promise<string>",
         catch_unwind
     )]
     pub fn asker<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         let service = self.context.user_questions().clone();
-        let function = raw::bound_function(env.raw(), "ask", service, |env, service, [request]| {
-            let text = raw::string_arg(env, *request, "request")?;
-            match start_ask(env, service, &text, None, None) {
-                Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
-                Ok(Started::Promise(promise)) => Ok(promise),
-                Err(error) => Err((error.status.as_ref().to_owned(), error.reason.clone())),
-            }
-        })
-        .map_err(internal)?;
+        let function =
+            raw::bound_function(env.raw(), "ask", service, |env, service, [questions]| {
+                let questions = raw::string_arg(env, *questions, "questions")?;
+                let mut request = String::with_capacity(questions.len() + 14);
+                request.push_str("{\"questions\":");
+                request.push_str(&questions);
+                request.push('}');
+                match start_ask(env, service, &request, None, None) {
+                    Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
+                    Ok(Started::Promise(promise)) => Ok(promise),
+                    Err(error) => Err((error.status.as_ref().to_owned(), error.reason.clone())),
+                }
+            })
+            .map_err(internal)?;
         raw::unknown(env, function).map_err(internal)
     }
 

@@ -154,35 +154,53 @@ pub(crate) fn string_arg(
     value: sys::napi_value,
     what: &str,
 ) -> std::result::Result<String, (String, String)> {
-    let mut len = 0;
-    // SAFETY: on the JS thread of `env`, inside a callback; the buffer has room for `len`
-    // bytes and the NUL napi writes after them.
+    // Most strings fit a first guess: one copy, without asking V8 for the length first. V8
+    // writes whole characters only (up to 4 bytes each) and a NUL after them, so a string that
+    // comes within a character of filling the guess may have been cut: it is read again whole.
+    const GUESS: usize = 1024;
+    let mut bytes = Vec::<u8>::with_capacity(GUESS);
+    let mut written = 0;
+    // SAFETY: on the JS thread of `env`, inside a callback; each buffer has room for the
+    // bytes napi is told of (it writes a NUL after what it copies, within that room).
     unsafe {
-        if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len)
-            != sys::Status::napi_ok
+        if sys::napi_get_value_string_utf8(
+            env,
+            value,
+            bytes.as_mut_ptr().cast(),
+            GUESS,
+            &mut written,
+        ) != sys::Status::napi_ok
         {
             return Err((
                 "INVALID_ARGUMENT".to_owned(),
                 format!("{what} must be a string"),
             ));
         }
-        let mut bytes = Vec::<u8>::with_capacity(len + 1);
-        let mut written = 0;
-        if sys::napi_get_value_string_utf8(
-            env,
-            value,
-            bytes.as_mut_ptr().cast(),
-            len + 1,
-            &mut written,
-        ) != sys::Status::napi_ok
-        {
-            return Err(internal_error("a string could not be read"));
+        if written + 5 > GUESS {
+            let mut len = 0;
+            if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len)
+                != sys::Status::napi_ok
+            {
+                return Err(internal_error("a string could not be read"));
+            }
+            bytes = Vec::with_capacity(len + 1);
+            if sys::napi_get_value_string_utf8(
+                env,
+                value,
+                bytes.as_mut_ptr().cast(),
+                len + 1,
+                &mut written,
+            ) != sys::Status::napi_ok
+            {
+                return Err(internal_error("a string could not be read"));
+            }
+            written = written.min(len);
         }
-        bytes.set_len(written.min(len));
-        // napi writes valid UTF-8 (lone surrogates become U+FFFD).
-        Ok(String::from_utf8(bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        bytes.set_len(written);
     }
+    // napi writes valid UTF-8 (lone surrogates become U+FFFD).
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// A number argument.

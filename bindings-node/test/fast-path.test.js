@@ -179,8 +179,8 @@ test('the bound functions: the same outcomes and errors as the methods they stan
 
   const ctx = new native.NativeContext(null)
   const ask = ctx.asker()
-  assert.throws(() => ask('{"questions":[]}'), { code: 'EMPTY_QUESTIONS' })
-  assert.throws(() => ask(REQUEST), { code: 'NO_PROVIDER' })
+  assert.throws(() => ask('[]'), { code: 'EMPTY_QUESTIONS' })
+  assert.throws(() => ask(JSON.stringify(Q)), { code: 'NO_PROVIDER' })
   assert.throws(() => ask(undefined), { code: 'INVALID_ARGUMENT' })
 
   const calls = new native.NativeProviderCalls()
@@ -194,4 +194,21 @@ test('the bound functions: the same outcomes and errors as the methods they stan
   assert.throws(() => answerTicket(1, JSON.stringify(YES)), { code: 'NOT_PENDING' })
   assert.throws(() => answerTicket(-1, JSON.stringify(YES)), { code: 'INVALID_ARGUMENT' })
   ctx.dispose()
+})
+
+test('the bound functions read strings of every length, and text beyond ASCII, whole', () => {
+  const responder = new native.NativeAutoResponder('first', false)
+  const answer = responder.answerer()
+  // Around 1,024 bytes of JSON (the first read's size): every length, 1 to 4 bytes a character.
+  const lengths = [0, 1, 5000]
+  for (let n = 100; n < 560; n++) lengths.push(n)
+  for (const n of lengths) {
+    for (const filler of ['x', 'é', '😀']) {
+      const label = filler.repeat(n) || 'a'
+      const q = [{ id: 'q', question: 'Q?', options: [{ label }, { label: `${label}!` }] }]
+      const text = JSON.stringify(q)
+      assert.equal(answer(text), responder.answer(text), `${n} × ${filler}`)
+      assert.deepEqual(JSON.parse(answer(text)), { answers: [{ id: 'q', selected: [label] }] })
+    }
+  }
 })
