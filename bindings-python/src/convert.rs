@@ -13,6 +13,32 @@ use user_questions::{
     AskUserQuestionOption,
 };
 
+// The direct conversions below ([`answer_to_py`], [`questions_to_py`]) write every field of
+// these wire types by hand. Should a field be added to one of them, its size changes and
+// these checks stop the build: the conversion must then learn the new field.
+const _: () = {
+    use std::mem::size_of;
+    assert!(size_of::<AskUserQuestionAnswer>() == size_of::<Vec<AskUserQuestionAnswerItem>>());
+    assert!(
+        size_of::<AskUserQuestionAnswerItem>()
+            == size_of::<(String, Vec<String>, Option<String>)>()
+    );
+    assert!(size_of::<AskUserQuestionOption>() == size_of::<(String, Option<String>)>());
+    assert!(size_of::<AskUserQuestionIntent>() == size_of::<(String, String)>());
+    assert!(
+        size_of::<AskUserQuestionItem>()
+            == size_of::<(
+                String,
+                String,
+                Option<String>,
+                Option<String>,
+                Option<Vec<AskUserQuestionOption>>,
+                Option<bool>,
+                Option<AskUserQuestionIntent>,
+            )>()
+    );
+};
+
 /// Deeper than this, a value is treated as not JSON (guards against self-referencing lists).
 const MAX_DEPTH: usize = 128;
 
@@ -30,9 +56,7 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
         return Value::Null;
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return s
-            .to_cow()
-            .map_or(Value::Null, |s| Value::String(s.into_owned()));
+        return string_of(s).map_or(Value::Null, Value::String);
     }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Value::Bool(b.is_true());
@@ -57,9 +81,9 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
         let mut map = Map::with_capacity(dict.len());
         for (key, value) in dict.iter() {
             if let Ok(key) = key.cast::<PyString>()
-                && let Ok(key) = key.to_cow()
+                && let Some(key) = string_of(key)
             {
-                map.insert(key.into_owned(), to_value_at(&value, depth + 1));
+                map.insert(key, to_value_at(&value, depth + 1));
             }
         }
         return Value::Object(map);
@@ -179,11 +203,49 @@ pub(crate) fn plain_questions<'py>(
 }
 
 fn plain_string(obj: &Bound<'_, PyAny>) -> Option<String> {
-    obj.cast::<PyString>()
-        .ok()?
-        .to_cow()
-        .ok()
-        .map(|s| s.into_owned())
+    string_of(obj.cast::<PyString>().ok()?)
+}
+
+#[cfg(unix)]
+unsafe extern "C" {
+    /// A public CPython function since 3.3 (exported by every CPython this package runs on);
+    /// the limited API lists it only from 3.10, so pyo3's `abi3-py39` build does not use it.
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::ffi::c_char;
+}
+
+/// A Python string's text; `None` when it is not valid UTF-8 (a lone surrogate).
+///
+/// On Unix it copies the string's own UTF-8 (for an ASCII string its data itself; CPython
+/// caches it otherwise) through `PyUnicode_AsUTF8AndSize`, where pyo3's `abi3-py39` build
+/// first encodes each string into a new `bytes` object.
+pub(crate) fn string_of(s: &Bound<'_, PyString>) -> Option<String> {
+    #[cfg(unix)]
+    {
+        let mut size: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `s` is a live `str` and the GIL is held; the returned buffer belongs to
+        // `s` and is read (copied) before `s` can go.
+        let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
+        if data.is_null() {
+            // The UnicodeEncodeError it raised; the caller reports its own error.
+            drop(PyErr::take(s.py()));
+            return None;
+        }
+        // SAFETY: CPython gives `size` bytes of valid UTF-8 at `data`.
+        let text = unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                data.cast::<u8>(),
+                size as usize,
+            ))
+        };
+        Some(text.to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        s.to_cow().ok().map(|s| s.into_owned())
+    }
 }
 
 /// Converts a JSON value to plain Python data (dict, list, str, int, float, bool, None).
@@ -226,4 +288,69 @@ pub(crate) fn wire_to_py<'py, T: Serialize + ?Sized>(
     wire: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, wire).map_err(PyErr::from)
+}
+
+/// An answer as Python data, the same as [`wire_to_py`] gives (`{"answers": [{"id",
+/// "selected", "custom"?}]}`), built directly with interned keys.
+pub(crate) fn answer_to_py<'py>(
+    py: Python<'py>,
+    answer: &AskUserQuestionAnswer,
+) -> PyResult<Bound<'py, PyAny>> {
+    let items = PyList::empty(py);
+    for item in &answer.answers {
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "id"), &item.id)?;
+        dict.set_item(intern!(py, "selected"), PyList::new(py, &item.selected)?)?;
+        if let Some(custom) = &item.custom {
+            dict.set_item(intern!(py, "custom"), custom)?;
+        }
+        items.append(dict)?;
+    }
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "answers"), items)?;
+    Ok(dict.into_any())
+}
+
+/// Questions as Python data, the same as [`wire_to_py`] gives (each `{"id", "question",
+/// "detail"?, "header"?, "options"?: [{"label", "description"?}], "multiSelect"?, "intent"?:
+/// {"kind", "approve"}}`), built directly with interned keys.
+pub(crate) fn questions_to_py<'py>(
+    py: Python<'py>,
+    questions: &[AskUserQuestionItem],
+) -> PyResult<Bound<'py, PyAny>> {
+    let list = PyList::empty(py);
+    for question in questions {
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "id"), &question.id)?;
+        dict.set_item(intern!(py, "question"), &question.question)?;
+        if let Some(detail) = &question.detail {
+            dict.set_item(intern!(py, "detail"), detail)?;
+        }
+        if let Some(header) = &question.header {
+            dict.set_item(intern!(py, "header"), header)?;
+        }
+        if let Some(options) = &question.options {
+            let items = PyList::empty(py);
+            for option in options {
+                let item = PyDict::new(py);
+                item.set_item(intern!(py, "label"), &option.label)?;
+                if let Some(description) = &option.description {
+                    item.set_item(intern!(py, "description"), description)?;
+                }
+                items.append(item)?;
+            }
+            dict.set_item(intern!(py, "options"), items)?;
+        }
+        if let Some(multi_select) = question.multi_select {
+            dict.set_item(intern!(py, "multiSelect"), multi_select)?;
+        }
+        if let Some(intent) = &question.intent {
+            let item = PyDict::new(py);
+            item.set_item(intern!(py, "kind"), &intent.kind)?;
+            item.set_item(intern!(py, "approve"), &intent.approve)?;
+            dict.set_item(intern!(py, "intent"), item)?;
+        }
+        list.append(dict)?;
+    }
+    Ok(list.into_any())
 }

@@ -9,7 +9,7 @@ use user_questions::{
 };
 
 use crate::convert::{
-    plain_answer, plain_questions, plain_request_questions, to_value, wire_to_py,
+    answer_to_py, plain_answer, plain_questions, plain_request_questions, to_value, wire_to_py,
 };
 use crate::errors::SeamResult;
 use crate::loop_future::polling_after;
@@ -193,7 +193,7 @@ impl PyAutoResponder {
             Some(questions) => questions,
             None => parse_questions(&to_value(questions)).map_err(crate::errors::SeamError)?,
         };
-        wire_to_py(py, &self.responder.answer(&questions))
+        answer_to_py(py, &self.responder.answer(&questions))
     }
 
     /// Answers `request["questions"]`, like any provider.
@@ -207,7 +207,7 @@ impl PyAutoResponder {
             None => user_questions::parse_request_questions(&to_value(request))
                 .map_err(crate::errors::SeamError)?,
         };
-        wire_to_py(py, &self.responder.answer(&questions))
+        answer_to_py(py, &self.responder.answer(&questions))
     }
 
     fn __repr__(&self) -> String {

@@ -46,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<service::PyContext>()?;
     m.add_class::<service::PyService>()?;
     m.add_class::<service::PyProviderRegistration>()?;
+    m.add_class::<loop_future::PendingAsk>()?;
     m.add_function(wrap_pyfunction!(inbox::validate_answer, m)?)?;
     m.add_function(wrap_pyfunction!(service::tool_definition, m)?)?;
     // From interpreter exit on, foreign threads never attach (foreign.rs).

@@ -7,7 +7,12 @@
 //! threads (an inbox answer, an abort, a provider's task) do that directly; a wake from a
 //! thread Python does not know (the core's deadline timer) never touches Python there: it is
 //! queued for the loop, which watches a socket for it while the ask waits (`foreign.rs`).
-//! Cancelling the asyncio future drops the Rust future, which withdraws the ask.
+//! A pending ask is handed to the facade as a [`PendingAsk`]: its asyncio future, and
+//! `withdraw()`, which drops the Rust future (withdrawing the ask). The facade awaits the
+//! future and withdraws when that await ends by an exception (the awaiting task cancelled,
+//! the coroutine closed) before the exception reaches the asker; `ask_blocking` withdraws
+//! when it gives up. (No done-callback on the asyncio future: adding and then removing one
+//! cost more than the rest of the driving.)
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -20,9 +25,11 @@ use std::thread::{self, ThreadId};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 
 use crate::foreign::{self, Job, RelayLease};
-use crate::provider::running_loop;
+use crate::provider::{asyncio, running_loop};
 
 /// Turns a settled future's output into the asyncio future's result (or exception).
 pub(crate) type Completion = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
@@ -38,15 +45,12 @@ struct Driver {
     /// self-pipe write and read); other threads use `call_soon_threadsafe`.
     loop_thread: ThreadId,
     asyncio_future: Py<PyAny>,
-    /// The callable that polls (a `Step`); dropped when the future is done, ending the cycle
-    /// driver → step → driver.
-    step: Mutex<Option<Py<Step>>>,
+    /// The callable that polls (the `PendingAsk`); dropped when the future is done, ending
+    /// the cycle driver → pending ask → driver.
+    step: Mutex<Option<Py<PendingAsk>>>,
     /// The loop's watch for wakes from foreign threads (the deadline timer, §16), held while
     /// the ask waits.
     relay: Mutex<Option<RelayLease>>,
-    /// The asyncio future's done-callback (for a cancellation), removed before the driver
-    /// completes the future itself (one loop callback less).
-    on_done: Mutex<Option<Py<OnDone>>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -193,24 +197,16 @@ impl Driver {
 
     fn complete(&self, py: Python<'_>, completion: Completion) {
         let future = self.asyncio_future.bind(py);
-        let done = future
-            .call_method0(intern!(py, "done"))
-            .and_then(|d| d.is_truthy())
-            .unwrap_or(true);
-        if !done {
-            let on_done = relock(&self.on_done).take();
-            if let Some(on_done) = on_done {
-                let _ = future.call_method1(intern!(py, "remove_done_callback"), (on_done,));
-            }
-            let set = match completion(py) {
-                Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
-                Err(err) => {
-                    future.call_method1(intern!(py, "set_exception"), (err.into_value(py),))
-                }
-            };
-            if let Err(err) = set {
-                err.write_unraisable(py, Some(future));
-            }
+        let set = match completion(py) {
+            Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+            Err(err) => future.call_method1(intern!(py, "set_exception"), (err.into_value(py),)),
+        };
+        // Refused (`InvalidStateError`) only when the asyncio future was cancelled first:
+        // the ask is withdrawn, and the outcome goes nowhere.
+        if let Err(err) = set
+            && !future_done(future)
+        {
+            err.write_unraisable(py, Some(future));
         }
         self.release(py);
     }
@@ -226,8 +222,6 @@ impl Driver {
         if let Some(relay) = relay {
             relay.release(py);
         }
-        let on_done = relock(&self.on_done).take();
-        drop(on_done);
     }
 }
 
@@ -261,29 +255,30 @@ impl Wake for Driver {
     }
 }
 
-/// Polls its driver; scheduled on the loop by the waker.
-#[pyclass(module = "user_questions._native", frozen)]
-struct Step {
+/// A waiting ask, as the native asking methods return it: `future`, the asyncio future of
+/// its outcome, and `withdraw()`. Calling it polls the ask (the waker schedules that on the
+/// loop).
+#[pyclass(module = "user_questions._native", name = "_PendingAsk", frozen)]
+pub(crate) struct PendingAsk {
     driver: Arc<Driver>,
 }
 
 #[pymethods]
-impl Step {
+impl PendingAsk {
     fn __call__(&self, py: Python<'_>) {
         self.driver.poll(py, true);
     }
-}
 
-/// The asyncio future's done-callback: a cancelled asyncio future withdraws the ask.
-#[pyclass(module = "user_questions._native", frozen)]
-struct OnDone {
-    driver: Arc<Driver>,
-}
+    /// The asyncio future (of the asker's loop) that completes with the outcome.
+    #[getter]
+    fn future(&self, py: Python<'_>) -> Py<PyAny> {
+        self.driver.asyncio_future.clone_ref(py)
+    }
 
-#[pymethods]
-impl OnDone {
-    fn __call__(&self, future: &Bound<'_, PyAny>) {
-        self.driver.release(future.py());
+    /// Withdraws the ask unless it settled (its provider's signal fires, §4): for an asker
+    /// that stops waiting. Its future is left as it is. Idempotent; on the loop's thread.
+    fn withdraw(&self, py: Python<'_>) {
+        self.driver.release(py);
     }
 }
 
@@ -296,8 +291,9 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 /// `future`'s outcome at once when it settles on its first poll (an `AutoResponder`, a
 /// synchronous Python provider, a failed check, an inbox answered synchronously): the value,
-/// or the error raised. Otherwise an asyncio future on `event_loop` (running on this thread,
-/// or about to run it) that completes with the outcome; see [`drive_on`].
+/// or the error raised. Otherwise a [`PendingAsk`] whose asyncio future on `event_loop`
+/// (running on this thread, or about to run it) completes with the outcome; see
+/// [`drive_on`].
 ///
 /// The first poll uses a no-op waker and builds no Python object; a pending future is polled
 /// again by the driver with its real waker before anything can have been missed (the seam's
@@ -322,11 +318,11 @@ where
     drive_on(event_loop, future)
 }
 
-/// An asyncio future on `event_loop` (running on this thread) that completes with `future`'s
-/// outcome.
+/// A [`PendingAsk`] whose asyncio future on `event_loop` (running on this thread) completes
+/// with `future`'s outcome.
 fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<'_, PyAny>> {
     let py = event_loop.py();
-    let asyncio_future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let asyncio_future = new_future(&event_loop)?;
     let relay = RelayLease::take(&event_loop);
     let driver = Arc::new(Driver {
         future: Mutex::new(Some(future)),
@@ -336,22 +332,35 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         asyncio_future: asyncio_future.clone().unbind(),
         step: Mutex::new(None),
         relay: Mutex::new(relay),
-        on_done: Mutex::new(None),
     });
-    *relock(&driver.step) = Some(Py::new(
+    let pending = Bound::new(
         py,
-        Step {
-            driver: driver.clone(),
-        },
-    )?);
-    let on_done = Py::new(
-        py,
-        OnDone {
+        PendingAsk {
             driver: driver.clone(),
         },
     )?;
-    asyncio_future.call_method1(intern!(py, "add_done_callback"), (on_done.clone_ref(py),))?;
-    *relock(&driver.on_done) = Some(on_done);
+    *relock(&driver.step) = Some(pending.clone().unbind());
     driver.poll(py, true);
-    Ok(asyncio_future)
+    Ok(pending.into_any())
+}
+
+fn future_done(future: &Bound<'_, PyAny>) -> bool {
+    let py = future.py();
+    future
+        .call_method0(intern!(py, "done"))
+        .and_then(|d| d.is_truthy())
+        .unwrap_or(true)
+}
+
+/// A new asyncio future on `event_loop`: `asyncio.Future(loop=event_loop)`, what an asyncio
+/// loop's `create_future` returns, without that Python method's call.
+fn new_future<'py>(event_loop: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    static FUTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = event_loop.py();
+    let future = FUTURE.get_or_try_init(py, || {
+        Ok::<_, PyErr>(asyncio(py)?.getattr(intern!(py, "Future"))?.unbind())
+    })?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "loop"), event_loop)?;
+    future.bind(py).call((), Some(&kwargs))
 }

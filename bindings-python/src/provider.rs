@@ -26,7 +26,7 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::AgentMap;
-use crate::convert::{plain_answer, to_value, wire_to_py};
+use crate::convert::{plain_answer, questions_to_py, to_value};
 use crate::eager::Eager;
 use crate::errors::from_provider_exception;
 
@@ -40,7 +40,15 @@ pub(crate) fn asyncio(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 
 /// The event loop running on this thread, if any.
 pub(crate) fn running_loop(py: Python<'_>) -> PyResult<Option<Bound<'_, PyAny>>> {
-    let running = asyncio(py)?.call_method0(intern!(py, "_get_running_loop"))?;
+    static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let get = GET_RUNNING_LOOP.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            asyncio(py)?
+                .getattr(intern!(py, "_get_running_loop"))?
+                .unbind(),
+        )
+    })?;
+    let running = get.bind(py).call0()?;
     Ok((!running.is_none()).then_some(running))
 }
 
@@ -100,7 +108,7 @@ impl PyProvider {
         let dict = PyDict::new(py);
         dict.set_item(
             intern!(py, "questions"),
-            wire_to_py(py, &*request.questions)?,
+            questions_to_py(py, &request.questions)?,
         )?;
         if let Some(agent) = &request.agent {
             dict.set_item(intern!(py, "agent"), self.agents.python_agent(py, agent)?)?;
@@ -143,11 +151,14 @@ impl PyProvider {
     fn try_spawn(&self, py: Python<'_>, awaitable: &Bound<'_, PyAny>) -> PyResult<ProviderFuture> {
         let asyncio = asyncio(py)?;
         let running = running_loop(py)?;
-        let home = self
-            .home_loop
-            .as_ref()
-            .map(|l| l.bind(py))
-            .filter(|l| is_live(l));
+        // The loop marked running here is open (it may be `ask_blocking`'s, only marked).
+        let home = self.home_loop.as_ref().map(|l| l.bind(py)).filter(|l| {
+            if running.as_ref().is_some_and(|r| r.is(*l)) {
+                is_running(l)
+            } else {
+                is_live(l)
+            }
+        });
         // The home loop is used only while it runs (is_live).
         let target_runs = home.is_some();
         let target = match (home, running.as_ref()) {
@@ -210,12 +221,17 @@ impl PyProvider {
     }
 }
 
-fn is_live(event_loop: &Bound<'_, PyAny>) -> bool {
+fn is_running(event_loop: &Bound<'_, PyAny>) -> bool {
     let py = event_loop.py();
-    let running = event_loop
+    event_loop
         .call_method0(intern!(py, "is_running"))
         .and_then(|r| r.is_truthy())
-        .unwrap_or(false);
+        .unwrap_or(false)
+}
+
+fn is_live(event_loop: &Bound<'_, PyAny>) -> bool {
+    let py = event_loop.py();
+    let running = is_running(event_loop);
     let closed = event_loop
         .call_method0(intern!(py, "is_closed"))
         .and_then(|r| r.is_truthy())

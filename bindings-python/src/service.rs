@@ -17,7 +17,7 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::{AgentMap, PyAgent, PyAgentRegistry};
-use crate::convert::{plain_request_questions, to_py, to_value, wire_to_py};
+use crate::convert::{answer_to_py, plain_request_questions, string_of, to_py, to_value};
 use crate::errors::{SeamError, to_py_err};
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
 use crate::loop_future::{Completion, required_loop, settle_or_drive};
@@ -89,8 +89,8 @@ impl PyContext {
     }
 }
 
-/// The native service: `ask` returns the answer dict when the ask settled at once, else an
-/// asyncio future; it must be called with a running event loop (the public `ask` is an
+/// The native service: `ask` returns the answer dict when the ask settled at once, else a
+/// `_PendingAsk` (its asyncio `future`, and `withdraw()`); it must be called with a running event loop (the public `ask` is an
 /// `async def` around it; `ask_blocking` marks its private loop running for the call).
 #[pyclass(
     module = "user_questions._native",
@@ -104,7 +104,7 @@ pub(crate) struct PyService {
 /// The answer dict, or the `UserQuestionError` the awaiting task raises.
 fn answer_completion(outcome: Result<AskUserQuestionAnswer, UserQuestionError>) -> Completion {
     Box::new(move |py| match outcome {
-        Ok(answer) => Ok(wire_to_py(py, &answer)?.unbind()),
+        Ok(answer) => Ok(answer_to_py(py, &answer)?.unbind()),
         Err(error) => Err(to_py_err(py, &error)),
     })
 }
@@ -173,8 +173,8 @@ pub(crate) fn key_of(key: Option<&Bound<'_, PyAny>>) -> Result<Option<String>, U
         Some(key) => key
             .cast::<PyString>()
             .ok()
-            .and_then(|k| k.to_cow().ok())
-            .map(|k| Some(k.into_owned()))
+            .and_then(string_of)
+            .map(Some)
             .ok_or_else(|| bad_request(messages::BAD_KEY)),
     }
 }
@@ -228,8 +228,8 @@ fn request_of<'py>(
 #[pymethods]
 impl PyService {
     /// Runs the checks of §3 and reaches the provider now. Returns the answer dict when
-    /// the ask settled at once (raises its error), else an asyncio future of the answer;
-    /// cancelling that future withdraws the ask.
+    /// the ask settled at once (raises its error), else a `_PendingAsk`: `future`, an
+    /// asyncio future of the answer, and `withdraw()`, for an asker that stops waiting.
     fn ask<'py>(
         &self,
         py: Python<'py>,
@@ -259,7 +259,7 @@ impl PyService {
 
     /// Asks for a review of `plan` (§17): one plan-review question through `ask`, mapped to
     /// `{"decision", "feedback"?}`. Returns the review dict when it settled at once (raises
-    /// its error), else an asyncio future of it.
+    /// its error), else a `_PendingAsk` of it.
     #[pyo3(signature = (plan, agent = None, signal = None, timeout = None, question = None))]
     fn review_plan<'py>(
         &self,
@@ -311,7 +311,7 @@ impl PyService {
     }
 
     /// Executes the tool `ask_user_question` (§9); returns the tool result dict when it
-    /// settled at once, else an asyncio future of it. Never fails with a seam error. `args`
+    /// settled at once, else a `_PendingAsk` of it. Never fails with a seam error. `args`
     /// may be JSON text.
     #[pyo3(signature = (args, agent = None, signal = None, timeout = None, key = None))]
     fn execute_tool<'py>(

@@ -522,3 +522,35 @@ async def test_plain_dicts_and_other_shapes_read_alike(ctx: uq.Context) -> None:
     with pytest.raises(uq.UserQuestionError) as info:
         await ctx.user_questions.ask({"questions": [bad]})
     assert info.value.message == "questions[0].multiSelect must be a boolean"
+
+
+async def test_a_string_that_is_not_utf8_is_malformed_and_leaves_no_error_behind(
+    ctx: uq.Context,
+) -> None:
+    provider = Answering()
+    ctx.user_questions.register_provider(provider)
+    lone = "\ud800"
+    await _raises(
+        ctx.user_questions.ask({"questions": [{"id": lone, "question": "q"}]}),
+        "INVALID_REQUEST",
+        "questions[0].id must be a string",
+    )
+    with pytest.raises(uq.UserQuestionError) as info:
+        await ctx.user_questions.ask({"questions": [QUESTION], "key": lone})
+    assert info.value.code == "INVALID_REQUEST"
+    assert provider.requests == []
+    assert await ctx.user_questions.ask(request()) == YES
+
+
+async def test_closing_a_waiting_ask_s_coroutine_withdraws_the_ask(ctx: uq.Context) -> None:
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Dict[str, Any]] = []
+    inbox.subscribe(events.append)
+    coroutine = ctx.user_questions.ask(request())
+    coroutine.send(None)  # runs until the ask waits (on its asyncio future)
+    assert len(inbox) == 1
+    coroutine.close()  # as when its task is collected unfinished
+    assert len(inbox) == 0
+    assert [e["type"] for e in events] == ["requested", "resolved"]
+    assert events[-1]["outcome"] == "aborted"

@@ -68,6 +68,56 @@ async def test_the_request_a_provider_gets(ctx: uq.Context) -> None:
     assert not with_agent["signal"].aborted
 
 
+async def test_every_field_of_the_questions_and_the_answer_crosses_unchanged(
+    ctx: uq.Context,
+) -> None:
+    # The questions a provider gets and the answer the asker gets are built field by field
+    # (convert.rs): each optional field appears exactly when it was given, in wire order.
+    questions: List[Dict[str, Any]] = [
+        {
+            "id": "plan",
+            "question": "Approve?",
+            "detail": "1. do it",
+            "header": "Plan",
+            "options": [{"label": "Yes", "description": "Go ahead"}, {"label": "No"}],
+            "multiSelect": False,
+            "intent": {"kind": "plan-review", "approve": "Yes"},
+        },
+        {"id": "bare", "question": "Anything else? \u00e9\U0001f600"},
+        {"id": "many", "question": "Which?", "options": [], "multiSelect": True},
+    ]
+    answer = {
+        "answers": [
+            {"id": "plan", "selected": ["Yes"]},
+            {"id": "bare", "selected": [], "custom": "n\u00e9 \U0001f600"},
+            {"id": "many", "selected": []},
+        ]
+    }
+    seen: List[Any] = []
+
+    class Recording:
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(req["questions"])
+            return answer
+
+    ctx.user_questions.register_provider(Recording())
+    got = await ctx.user_questions.ask({"questions": questions})
+    assert seen == [questions]
+    assert [list(q) for q in seen[0]] == [list(q) for q in questions]
+    assert list(seen[0][0]["options"][0]) == ["label", "description"]
+    assert got == answer
+    assert [list(item) for item in got["answers"]] == [list(i) for i in answer["answers"]]
+    # The AutoResponder's answer is built the same way (it never approves an intent itself).
+    auto = uq.AutoResponder("first").answer(questions)
+    assert auto == {
+        "answers": [
+            {"id": "plan", "selected": ["No"]},
+            {"id": "bare", "selected": []},
+            {"id": "many", "selected": []},
+        ]
+    }
+
+
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 async def test_an_exception_in_a_provider_is_provider_failed_with_its_message(
     ctx: uq.Context, is_async: bool

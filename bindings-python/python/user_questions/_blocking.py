@@ -9,8 +9,9 @@ import atexit
 import contextvars
 import os
 import threading
-from typing import Any, Awaitable, Callable, List, Optional, TypeVar, Union, cast
+from typing import Any, Callable, List, Optional, TypeVar, Union, cast
 
+from . import _native
 from ._errors import EventLoopThreadError
 
 __all__ = ["run_blocking"]
@@ -141,25 +142,28 @@ def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
             )
 
 
-def _wait(loop: asyncio.AbstractEventLoop, future: asyncio.Future[_T]) -> _T:
-    """Runs ``loop`` until ``future`` is done. Interrupted (``KeyboardInterrupt``, ...), the
-    ask is withdrawn: the future is cancelled and its done-callbacks run."""
+def _wait(loop: asyncio.AbstractEventLoop, pending: _native._PendingAsk) -> Any:
+    """Runs ``loop`` until the ask's future is done. Interrupted (``KeyboardInterrupt``,
+    ...), the ask is withdrawn: the future is cancelled, the ask withdrawn, and what that
+    scheduled runs."""
+    future = pending.future
     try:
         return loop.run_until_complete(future)
     finally:
         if not future.done():
             future.cancel()
+            pending.withdraw()
             loop.call_soon(loop.stop)
             loop.run_forever()
 
 
 def run_blocking(
     name: str,
-    start: Callable[..., Union[_T, Awaitable[_T]]],
+    start: Callable[..., Union[_T, _native._PendingAsk]],
     *args: Any,
 ) -> _T:
-    """Calls ``start(*args)`` (a native asking method: the outcome when it settled at once,
-    else an asyncio future of it) with this thread's private loop marked running, in a copy
+    """Calls ``start(*args)`` (a native asking method: the outcome dict when it settled at
+    once, else the pending ask) with this thread's private loop marked running, in a copy
     of the current context (as a task would run it), then runs the loop until the future is
     done. ``name`` is the public method, for the error raised on a thread that runs a loop."""
     if _running_loop() is not None:
@@ -175,9 +179,9 @@ def run_blocking(
             outcome = contextvars.copy_context().run(start, *args)
         finally:
             _set_running_loop(None)
-        if not isinstance(outcome, asyncio.Future):  # settled at once
-            return cast(_T, outcome)
+        if not isinstance(outcome, _native._PendingAsk):  # settled at once
+            return outcome
         ran = True
-        return _wait(loop, cast("asyncio.Future[_T]", outcome))
+        return cast(_T, _wait(loop, outcome))
     finally:
         _tidy(loop, ran)

@@ -57,6 +57,19 @@ def _plain(request: Any) -> Any:
     return request
 
 
+async def _outcome(outcome: Union[Dict[str, Any], _native._PendingAsk]) -> Dict[str, Any]:
+    """What a native asking method gave: the outcome dict at once, or a pending ask's,
+    awaited; an await that ends by an exception (the task cancelled, the coroutine closed)
+    withdraws the ask first (§4). (The methods below do the same inline.)"""
+    if isinstance(outcome, dict):
+        return outcome
+    try:
+        return await outcome.future
+    except BaseException:
+        outcome.withdraw()
+        raise
+
+
 class UserQuestionService:
     """``ctx.user_questions``: asking, the provider registration, strict answer checking."""
 
@@ -73,10 +86,15 @@ class UserQuestionService:
         the awaiting task (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) withdraws
         the ask: the provider's signal fires and its task is cancelled.
         """
-        outcome = self._native.ask(_plain(request))
+        outcome = self._native.ask(request if type(request) is dict else _plain(request))
         if isinstance(outcome, dict):  # settled at once
             return cast(Answer, outcome)
-        return cast(Answer, await outcome)
+        try:
+            return cast(Answer, await outcome.future)
+        except BaseException:
+            # The task was cancelled (or this coroutine closed): withdraw before it goes on.
+            outcome.withdraw()
+            raise
 
     def ask_blocking(self, request: RequestLike) -> Answer:
         """:meth:`ask` for synchronous hosts: blocks this thread until the ask settles.
@@ -112,7 +130,11 @@ class UserQuestionService:
         outcome = self._native.review_plan(plan, agent, signal, timeout, question)
         if isinstance(outcome, dict):  # settled at once
             return cast(PlanReview, outcome)
-        return cast(PlanReview, await outcome)
+        try:
+            return cast(PlanReview, await outcome.future)
+        except BaseException:
+            outcome.withdraw()
+            raise
 
     def review_plan_blocking(
         self,
@@ -259,4 +281,8 @@ class AskUserQuestionTool:
         outcome = self._service.execute_tool(_plain(args), agent, signal, timeout, key)
         if isinstance(outcome, dict):  # settled at once
             return cast(ToolResult, outcome)
-        return cast(ToolResult, await outcome)
+        try:
+            return cast(ToolResult, await outcome.future)
+        except BaseException:
+            outcome.withdraw()
+            raise

@@ -26,6 +26,7 @@ __all__ = [
     "TerminalProvider",
     "UserQuestionService",
     "WebProvider",
+    "_PendingAsk",
     "__version__",
     "tool_definition",
     "validate_answer",
@@ -148,10 +149,18 @@ class ProviderRegistration:
     def __exit__(self, *_exc: object) -> None: ...
 
 @final
+class _PendingAsk:
+    """A waiting ask: ``future`` completes with its outcome; ``withdraw()`` (for an asker
+    that stops waiting) withdraws it unless it settled. Calling it polls the ask."""
+
+    def __call__(self) -> None: ...
+    @property
+    def future(self) -> asyncio.Future[Dict[str, Any]]: ...
+    def withdraw(self) -> None: ...
+
+@final
 class UserQuestionService:
-    def ask(
-        self, request: Union[Mapping[str, Any], str]
-    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
+    def ask(self, request: Union[Mapping[str, Any], str]) -> Union[Dict[str, Any], _PendingAsk]: ...
     def execute_tool(
         self,
         args: Union[Mapping[str, Any], str],
@@ -159,7 +168,7 @@ class UserQuestionService:
         signal: Optional[AbortSignal] = None,
         timeout: Optional[float] = None,
         key: Optional[str] = None,
-    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
+    ) -> Union[Dict[str, Any], _PendingAsk]: ...
     def review_plan(
         self,
         plan: str,
@@ -167,7 +176,7 @@ class UserQuestionService:
         signal: Optional[AbortSignal] = None,
         timeout: Optional[float] = None,
         question: Optional[str] = None,
-    ) -> Union[Dict[str, Any], asyncio.Future[Dict[str, Any]]]: ...
+    ) -> Union[Dict[str, Any], _PendingAsk]: ...
     def register_provider(self, provider: object) -> ProviderRegistration: ...
     @property
     def has_provider(self) -> bool: ...

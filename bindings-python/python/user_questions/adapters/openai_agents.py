@@ -22,7 +22,7 @@ from agents import FunctionTool
 from agents.tool_context import ToolContext
 
 from .. import _native
-from .._context import Context, UserQuestionService
+from .._context import Context, UserQuestionService, _outcome
 from .._native import Agent
 from .._types import ToolResult
 
@@ -57,7 +57,7 @@ def ask_user_question_tool(
         if key_from_call_id:
             key = tool_context.tool_call_id or None
         outcome = native.execute_tool(arguments, agent, None, timeout, key)
-        result = outcome if isinstance(outcome, dict) else await outcome
+        result = await _outcome(outcome)
         return result_text(cast(ToolResult, result))
 
     return FunctionTool(
