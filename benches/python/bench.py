@@ -57,6 +57,24 @@ class SyncFirstOption:
         }
 
 
+class RefInbox:
+    """A pure-Python inbox for the reference: each ask waits on an asyncio future under its
+    ticket until ``answer`` sets it (what the inbox round trip costs in asyncio alone)."""
+
+    def __init__(self):
+        self.pending = {}
+        self.tickets = 0
+
+    async def ask(self, request):
+        self.tickets += 1
+        future = asyncio.get_running_loop().create_future()
+        self.pending[self.tickets] = future
+        return await future
+
+    def answer(self, ticket, answer):
+        self.pending.pop(ticket).set_result(answer)
+
+
 class RefAgent:
     __slots__ = ("id",)
 
@@ -117,6 +135,9 @@ async def per_ask():
     service.register_provider(FirstOption())
     ticket = [0]
     responder = uq.AutoResponder("first")
+    ref_inbox = RefInbox()
+    inbox_service = ref.ReferenceService(ref.ReferenceAgentRegistry())
+    inbox_service.register_provider(ref_inbox)
 
     async def crossing_floor():
         return responder.answer(QUESTIONS)
@@ -139,6 +160,13 @@ async def per_ask():
         inbox.answer(ticket[0], ANSWER)
         return await task
 
+    async def reference_inbox_round_trip():
+        # inbox_round_trip with the reference and a pure-Python inbox: the floor asyncio sets.
+        task = asyncio.ensure_future(inbox_service.ask({"questions": QUESTIONS}))
+        await asyncio.sleep(0)
+        ref_inbox.answer(ref_inbox.tickets, ANSWER)
+        return await task
+
     m = await compare(
         {
             "py_provider": lambda: py_ctx.user_questions.ask({"questions": QUESTIONS}),
@@ -147,6 +175,7 @@ async def per_ask():
             "inbox_round_trip": inbox_round_trip,
             "inbox_round_trip_deadline": inbox_round_trip_deadline,
             "reference": lambda: service.ask({"questions": QUESTIONS}),
+            "reference_inbox_round_trip": reference_inbox_round_trip,
             # The crossing alone: questions to native and an answer back, no ask.
             "crossing_floor": crossing_floor,
         }
