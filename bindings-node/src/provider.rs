@@ -12,7 +12,8 @@
 //! disposal) has fired the provider's signal before the asker can observe the settlement
 //! (§4.7).
 //!
-//! The fast path: when `NativeContext.ask` starts an ask on the JS thread (see [`arm`]), the
+//! The fast path: when `NativeContext.ask` (or its bound `asker`) starts an ask on the JS
+//! thread (see [`arm`]), the
 //! provider is not called through the dispatcher at all. The payload, with the call's number
 //! (`{"call":n,"questions":[…],…}`), is handed back to the JS layer as the return value of the
 //! native ask, and the JS layer calls the provider itself. Its outcome settles the call through

@@ -212,3 +212,52 @@ test('the bound functions read strings of every length, and text beyond ASCII, w
     }
   }
 })
+
+test('a JS provider asked from inside an inbox event (a drain of the queue): answered, and withdrawn', async () => {
+  const { QuestionInbox } = require('..')
+  const outer = new Context()
+  const inbox = new QuestionInbox()
+  outer.userQuestions.registerProvider(inbox)
+  const inner = new Context()
+  const log = []
+  const answers = []
+  inner.userQuestions.registerProvider({
+    ask({ signal }) {
+      signal.addEventListener('abort', () => log.push('provider signal'))
+      return new Promise((resolve) => answers.push(resolve))
+    },
+  })
+  const controller = new AbortController()
+  let innerAsks = []
+  inbox.subscribe((event) => {
+    if (event.type !== 'resolved') return
+    // Inside the drain that delivers the event: two asks of the JS provider start here.
+    innerAsks = [
+      inner.userQuestions.ask({ questions: Q }),
+      inner.userQuestions.ask({ questions: Q, signal: controller.signal }).then(
+        () => log.push('asker answered'),
+        (err) => log.push(`asker ${err.code}`),
+      ),
+    ]
+  })
+  const outerAsk = outer.userQuestions.ask({ questions: Q })
+  inboxNativeOfAnswer(inbox, 1, YES)
+  assert.deepEqual(await outerAsk, YES)
+  assert.equal(innerAsks.length, 2)
+  for (let i = 0; i < 100 && answers.length < 2; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(answers.length, 2, 'the provider was called for both')
+  answers[0](YES)
+  assert.deepEqual(await innerAsks[0], YES)
+  controller.abort()
+  await innerAsks[1]
+  assert.deepEqual(log, ['provider signal', 'asker ASK_ABORTED'])
+  answers[1](YES)
+  outer.dispose()
+  inner.dispose()
+})
+
+/** Answers `ticket` from another thread: its events and settlement reach this thread in one drain. */
+function inboxNativeOfAnswer(inbox, ticket, answer) {
+  const { inboxNativeOf } = require('../lib/inbox.js')
+  inboxNativeOf(inbox).answerOnAnotherThread(ticket, JSON.stringify(answer))
+}
