@@ -30,6 +30,9 @@ function isAbortSignal(signal) {
  */
 const linkedSignals = new WeakMap()
 
+/** What `linkSignal` gives for no signal. @type {[null, () => void]} */
+const NOT_LINKED = [null, () => {}]
+
 /**
  * Links a standard `AbortSignal` to a new native abort: an already-aborted signal aborts it
  * at once; otherwise the signal's shared `abort` listener does (the caller's `onabort` and
@@ -39,7 +42,7 @@ const linkedSignals = new WeakMap()
  * @returns {[native.NativeAbort | null, () => void]}
  */
 function linkSignal(signal) {
-  if (signal == null) return [null, () => {}]
+  if (signal == null) return NOT_LINKED
   if (!isAbortSignal(signal)) {
     throw new UserQuestionError('signal must be an AbortSignal', 'INVALID_REQUEST')
   }

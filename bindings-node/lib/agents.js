@@ -29,11 +29,15 @@ function agentByKey(key) {
 
 /** @type {(agent: Agent) => native.NativeAgent} */
 let nativeOf
+/** @type {(agent: Agent) => number} */
+let keyOf
 
 /** An agent instance. Identity is the instance: two agents with one id are different agents. */
 class Agent {
   /** @type {native.NativeAgent} */
   #native
+  /** Its native agent's key (fixed for life: read once, not on every ask). @type {number} */
+  #key
 
   /**
    * @param {string} id
@@ -48,6 +52,7 @@ class Agent {
     }
     this.#native = new native.NativeAgent(id, depth)
     const key = this.#native.key
+    this.#key = key
     agentsByKey.set(key, new WeakRef(this))
     agentFinalizer.register(this, key)
   }
@@ -73,6 +78,7 @@ class Agent {
 
   static {
     nativeOf = (agent) => agent.#native
+    keyOf = (agent) => agent.#key
   }
 }
 
@@ -96,7 +102,7 @@ function nativeAgentFor(agent) {
  */
 function pinAgent(agent) {
   if (!(agent instanceof Agent)) return undefined
-  const key = nativeOf(agent).key
+  const key = keyOf(agent)
   const entry = pinnedAgents.get(key)
   if (entry) entry[1] += 1
   else pinnedAgents.set(key, [agent, 1])
