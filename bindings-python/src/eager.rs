@@ -304,14 +304,20 @@ pub(crate) fn start<'py>(
     };
     let step_handle = own_step(event_loop, &task);
     let stepped = step(py, api, event_loop, awaitable, &context, &task);
-    if !matches!(stepped, Ok(Ok(_))) {
+    if !matches!(stepped, Ok(Ok(Sent::Awaited(_)))) {
         // The task ends at once when it runs.
         resume.get().finish();
     }
     match stepped? {
-        Ok(first) => {
+        Ok(Sent::Awaited(first)) => {
             resume.get().state().first = Some(first.unbind());
             Ok(Eager::Waiting(task))
+        }
+        Ok(Sent::Returned(value)) => {
+            if let Some(handle) = step_handle {
+                retire(api, event_loop, &task, &handle);
+            }
+            Ok(Eager::Settled(Ok(value)))
         }
         Err(err) => {
             let outcome = if err.is_instance_of::<PyStopIteration>(py) {
@@ -390,7 +396,7 @@ fn step<'py>(
     coroutine: &Bound<'py, PyAny>,
     context: &Bound<'py, PyAny>,
     task: &Bound<'py, PyAny>,
-) -> PyResult<PyResult<Bound<'py, PyAny>>> {
+) -> PyResult<PyResult<Sent<'py>>> {
     let asker = api.current_task.bind(py).call1((event_loop,))?;
     let leave = api.leave_task.bind(py);
     let enter = api.enter_task.bind(py);
@@ -398,9 +404,7 @@ fn step<'py>(
         leave.call1((event_loop, &asker))?;
     }
     let stepped = enter.call1((event_loop, task)).map(|_| {
-        let stepped = coroutine
-            .getattr(intern!(py, "send"))
-            .and_then(|send| context.call_method1(intern!(py, "run"), (send, py.None())));
+        let stepped = send_in(context, coroutine);
         let left = leave.call1((event_loop, task));
         (stepped, left)
     });
@@ -413,4 +417,104 @@ fn step<'py>(
     left?;
     reentered?;
     Ok(stepped)
+}
+
+/// How a coroutine's step ended.
+enum Sent<'py> {
+    /// It awaits this (`None`: a bare yield).
+    Awaited(Bound<'py, PyAny>),
+    /// It returned this.
+    Returned(Bound<'py, PyAny>),
+}
+
+/// `context.run(coroutine.send, None)`: what the coroutine awaited or returned, or what it
+/// raised.
+///
+/// On Linux with a CPython that has `PyIter_Send` (3.10+, looked up at run time: this
+/// module also loads on 3.9) this enters `context` itself and sends without a bound method,
+/// a `context.run` call or a `StopIteration` object for a coroutine that returns.
+fn send_in<'py>(context: &Bound<'py, PyAny>, coroutine: &Bound<'py, PyAny>) -> PyResult<Sent<'py>> {
+    let py = coroutine.py();
+    #[cfg(target_os = "linux")]
+    if let Some(iter_send) = native_send::iter_send() {
+        return native_send::send_in(iter_send, context, coroutine);
+    }
+    let sent = coroutine
+        .getattr(intern!(py, "send"))
+        .and_then(|send| context.call_method1(intern!(py, "run"), (send, py.None())));
+    match sent {
+        Ok(awaited) => Ok(Sent::Awaited(awaited)),
+        Err(err) if err.is_instance_of::<PyStopIteration>(py) => {
+            Ok(Sent::Returned(err.value(py).getattr(intern!(py, "value"))?))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod native_send {
+    use std::ffi::{c_char, c_int, c_void};
+    use std::sync::OnceLock;
+
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+
+    use super::Sent;
+
+    /// `PySendResult PyIter_Send(PyObject *iter, PyObject *arg, PyObject **presult)`.
+    pub(super) type IterSend = unsafe extern "C" fn(
+        *mut ffi::PyObject,
+        *mut ffi::PyObject,
+        *mut *mut ffi::PyObject,
+    ) -> c_int;
+
+    unsafe extern "C" {
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+        /// Public CPython functions since 3.7 (outside the limited API).
+        fn PyContext_Enter(ctx: *mut ffi::PyObject) -> c_int;
+        fn PyContext_Exit(ctx: *mut ffi::PyObject) -> c_int;
+    }
+
+    /// CPython's `PyIter_Send`, when the interpreter has it.
+    pub(super) fn iter_send() -> Option<IterSend> {
+        static SEND: OnceLock<Option<usize>> = OnceLock::new();
+        let address = *SEND.get_or_init(|| {
+            // SAFETY: a symbol lookup in the process's global scope (RTLD_DEFAULT is null on
+            // Linux).
+            let f = unsafe { dlsym(std::ptr::null_mut(), c"PyIter_Send".as_ptr()) };
+            (!f.is_null()).then_some(f as usize)
+        });
+        // SAFETY: the address of CPython's `PyIter_Send`, of this signature.
+        address.map(|a| unsafe { std::mem::transmute::<usize, IterSend>(a) })
+    }
+
+    pub(super) fn send_in<'py>(
+        iter_send: IterSend,
+        context: &Bound<'py, PyAny>,
+        coroutine: &Bound<'py, PyAny>,
+    ) -> PyResult<Sent<'py>> {
+        let py = coroutine.py();
+        // SAFETY: `context` is a `contextvars.Context` (from `copy_context`); the GIL is held.
+        if unsafe { PyContext_Enter(context.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        let mut result: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `coroutine` is a coroutine object; `result` receives a new reference (or
+        // NULL with an exception set).
+        let sent = unsafe { iter_send(coroutine.as_ptr(), ffi::Py_None(), &mut result) };
+        let outcome = match sent {
+            // PYGEN_NEXT.
+            // SAFETY: a new reference.
+            1 => Ok(Sent::Awaited(unsafe { Bound::from_owned_ptr(py, result) })),
+            // PYGEN_RETURN.
+            // SAFETY: a new reference.
+            0 => Ok(Sent::Returned(unsafe { Bound::from_owned_ptr(py, result) })),
+            _ => Err(PyErr::fetch(py)),
+        };
+        // SAFETY: leaves the context entered above, on this thread.
+        if unsafe { PyContext_Exit(context.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        outcome
+    }
 }
