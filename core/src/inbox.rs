@@ -6,7 +6,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::ThreadId;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures::channel::oneshot;
 use serde::Serialize;
@@ -116,10 +116,12 @@ impl InboxEvent {
 type Subscriber = Arc<dyn Fn(&InboxEvent) + Send + Sync>;
 type WithdrawHook = Box<dyn FnOnce(u64) + Send>;
 
-/// A pending question; its `expires_at` is left empty here and read off the deadline when
-/// listed (it moves with `extend`).
+/// A pending question; its `asked_at` and `expires_at` are left empty here and filled in when
+/// listed (from `asked`, formatted only when someone looks; and off the deadline, which moves
+/// with `extend`).
 struct Entry {
     question: PendingQuestion,
+    asked: SystemTime,
     sender: oneshot::Sender<Result<AskUserQuestionAnswer>>,
     on_withdraw: Option<WithdrawHook>,
     listener: Option<AbortListener>,
@@ -129,6 +131,7 @@ struct Entry {
 impl Entry {
     fn listed(&self) -> PendingQuestion {
         let mut question = self.question.clone();
+        question.asked_at = crate::time::rfc3339_millis(self.asked);
         question.expires_at = self.deadline.as_ref().map(Deadline::expires_at_rfc3339);
         question
     }
@@ -365,6 +368,13 @@ impl QuestionInbox {
     /// [`answer_value`](Self::answer_value) for JSON text; text that is not JSON is
     /// `BAD_ANSWER` too.
     pub fn answer_json(&self, ticket: u64, answer: &str) -> Result<()> {
+        // The usual answer, well formed and within the limits, read straight into the wire
+        // types; anything else takes the untyped parser and its messages.
+        if crate::limits::check_json_size(answer, "answer").is_ok()
+            && let Some(parsed) = crate::fast_request::answer(answer)
+        {
+            return self.answer(ticket, parsed);
+        }
         let value = crate::limits::check_json_size(answer, "answer")
             .and_then(|()| {
                 serde_json::from_str::<serde_json::Value>(answer).map_err(|e| {
@@ -471,7 +481,7 @@ impl QuestionInbox {
         on_withdraw: Option<Box<dyn FnOnce(u64) + Send>>,
     ) -> ProviderFuture {
         let (sender, receiver) = oneshot::channel();
-        let asked_at = crate::time::now_rfc3339();
+        let asked = SystemTime::now();
         let (question, seq) = {
             let mut state = relock(&self.inner.state);
             state.last_ticket += 1;
@@ -479,7 +489,8 @@ impl QuestionInbox {
                 ticket: state.last_ticket,
                 questions: request.questions.clone(),
                 agent_id: request.agent.as_ref().map(|a| a.id().to_owned()),
-                asked_at,
+                // Formatted when listed (`Entry::listed`) or announced, not per ask.
+                asked_at: String::new(),
                 // Read off the deadline when listed (`Entry::listed`): it moves with `extend`.
                 expires_at: None,
                 key: request.key.clone(),
@@ -488,6 +499,7 @@ impl QuestionInbox {
                 question.ticket,
                 Entry {
                     question: question.clone(),
+                    asked,
                     sender,
                     on_withdraw,
                     listener: None,
@@ -496,6 +508,7 @@ impl QuestionInbox {
             );
             let seq = self.inner.push(|| {
                 let mut requested = question.clone();
+                requested.asked_at = crate::time::rfc3339_millis(asked);
                 requested.expires_at = request.expires_at();
                 InboxEvent::Requested(requested)
             });
