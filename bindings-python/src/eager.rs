@@ -16,7 +16,7 @@
 //! `ask_blocking`'s private loop, only marked running) and no custom task factory; otherwise
 //! the coroutine starts as a task in the next loop iteration, as before.
 
-use pyo3::exceptions::{PyStopIteration, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -49,6 +49,10 @@ struct Api {
     task: Py<PyAny>,
     /// `asyncio.Future.set_result`, which a task's own `set_result` refuses.
     future_set_result: Py<PyAny>,
+    /// The C accelerator's table of each loop's current task, which its `_enter_task` and
+    /// `_leave_task` keep, on Python 3.11–3.13 when those are in use (3.14 keeps the current
+    /// task elsewhere): swapped directly, with their checks, instead of four calls.
+    current_tasks: Option<Py<PyDict>>,
 }
 
 /// A provider's coroutine after its eager first step, as its task's coroutine: the task's
@@ -247,6 +251,7 @@ fn api(py: Python<'_>) -> Option<&Api> {
                     .getattr("Future")?
                     .getattr("set_result")?
                     .unbind(),
+                current_tasks: current_tasks(py, &tasks, (version.major, version.minor)),
             }))
         };
         load().ok().flatten()
@@ -386,6 +391,31 @@ fn retire(
     }
 }
 
+/// `_asyncio._current_tasks` when `asyncio.tasks` uses it and the C accelerator's
+/// `_enter_task` and `_leave_task`, which keep it (Python 3.11–3.13).
+fn current_tasks(
+    py: Python<'_>,
+    tasks: &Bound<'_, PyModule>,
+    version: (u8, u8),
+) -> Option<Py<PyDict>> {
+    if !((3, 11)..(3, 14)).contains(&version) {
+        return None;
+    }
+    let accelerated = py.import("_asyncio").ok()?;
+    let same = |name: &str| {
+        matches!(
+            (tasks.getattr(name), accelerated.getattr(name)),
+            (Ok(a), Ok(b)) if a.is(&b)
+        )
+    };
+    // `current_task` reads the same table (in Python on 3.11).
+    if !(same("_enter_task") && same("_leave_task") && same("_current_tasks")) {
+        return None;
+    }
+    let table = accelerated.getattr("_current_tasks").ok()?;
+    Some(table.cast_into::<PyDict>().ok()?.unbind())
+}
+
 /// Runs the coroutine's first step in `context` with `task` as the loop's current task (the
 /// asker's task, if any, is current again afterwards). The outer error is a failure to swap
 /// the current task; the inner result is the step's: what it awaited, or what it raised.
@@ -397,6 +427,9 @@ fn step<'py>(
     context: &Bound<'py, PyAny>,
     task: &Bound<'py, PyAny>,
 ) -> PyResult<PyResult<Sent<'py>>> {
+    if let Some(current) = &api.current_tasks {
+        return step_swapping(current.bind(py), event_loop, coroutine, context, task);
+    }
     let asker = api.current_task.bind(py).call1((event_loop,))?;
     let leave = api.leave_task.bind(py);
     let enter = api.enter_task.bind(py);
@@ -416,6 +449,37 @@ fn step<'py>(
     let (stepped, left) = stepped?;
     left?;
     reentered?;
+    Ok(stepped)
+}
+
+/// [`step`] on the table of current tasks: what `_leave_task(loop, asker)`, `_enter_task(loop,
+/// task)`, then `_leave_task(loop, task)` and `_enter_task(loop, asker)` do, checks included.
+fn step_swapping<'py>(
+    current: &Bound<'py, PyDict>,
+    event_loop: &Bound<'py, PyAny>,
+    coroutine: &Bound<'py, PyAny>,
+    context: &Bound<'py, PyAny>,
+    task: &Bound<'py, PyAny>,
+) -> PyResult<PyResult<Sent<'py>>> {
+    let asker = current.get_item(event_loop)?;
+    current.set_item(event_loop, task)?;
+    let stepped = send_in(context, coroutine);
+    let left = match current.get_item(event_loop)? {
+        Some(now) if now.is(task) => Ok(()),
+        now => Err(PyRuntimeError::new_err(format!(
+            "Leaving task {} does not match the current task {}.",
+            task.repr()?,
+            match now {
+                Some(now) => now.repr()?.to_string(),
+                None => "None".to_owned(),
+            }
+        ))),
+    };
+    match asker {
+        Some(asker) => current.set_item(event_loop, asker)?,
+        None => current.del_item(event_loop)?,
+    }
+    left?;
     Ok(stepped)
 }
 
