@@ -122,6 +122,15 @@ impl UserQuestionProvider for AutoResponder {
         let answer = self.answer(&request.questions);
         Box::pin(async move { Ok(answer) })
     }
+
+    /// Its answer depends on the questions alone and never waits: the seam settles its asks
+    /// as they start.
+    fn answer_at_once(
+        &self,
+        questions: &[AskUserQuestionItem],
+    ) -> Option<crate::Result<AskUserQuestionAnswer>> {
+        Some(Ok(self.answer(questions)))
+    }
 }
 
 #[cfg(test)]

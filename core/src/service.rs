@@ -50,6 +50,20 @@ pub trait UserQuestionProvider: Send + Sync + 'static {
     fn decides_withdrawal_races(&self) -> bool {
         false
     }
+
+    /// The answer decided at once from the questions alone, for a provider that never waits
+    /// and needs neither the signal, the agent, the key nor the deadline (the
+    /// [`AutoResponder`](crate::AutoResponder)): the ask then settles as it starts, with
+    /// exactly what [`ask`](Self::ask) would have resolved to, and nothing is set up for
+    /// waiting (no signal, listener or deadline). `None` (the default): the provider is
+    /// reached through `ask`.
+    fn answer_at_once(
+        &self,
+        questions: &[AskUserQuestionItem],
+    ) -> Option<Result<AskUserQuestionAnswer>> {
+        let _ = questions;
+        None
+    }
 }
 
 impl<P: UserQuestionProvider + ?Sized> UserQuestionProvider for Arc<P> {
@@ -59,6 +73,13 @@ impl<P: UserQuestionProvider + ?Sized> UserQuestionProvider for Arc<P> {
 
     fn decides_withdrawal_races(&self) -> bool {
         (**self).decides_withdrawal_races()
+    }
+
+    fn answer_at_once(
+        &self,
+        questions: &[AskUserQuestionItem],
+    ) -> Option<Result<AskUserQuestionAnswer>> {
+        (**self).answer_at_once(questions)
     }
 }
 
@@ -455,6 +476,135 @@ impl Expire for Settlement {
 /// Dropping it before it settles withdraws the ask (the provider's signal fires).
 #[must_use = "an ask settles only when polled; dropping it withdraws the ask"]
 pub struct PendingAsk {
+    state: PendingState,
+}
+
+enum PendingState {
+    /// Reached through the provider's `ask`: waits for the provider or a withdrawal.
+    Waiting(Waiting),
+    /// Settled as it started (`answer_at_once`): the outcome, until it is polled.
+    Settled(Option<Result<AskUserQuestionAnswer>>),
+}
+
+impl fmt::Debug for PendingAsk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.state {
+            PendingState::Waiting(waiting) => waiting.fmt(f),
+            PendingState::Settled(_) => f
+                .debug_struct("PendingAsk")
+                .field("settled", &true)
+                .field("deadline", &None::<Deadline>)
+                .finish(),
+        }
+    }
+}
+
+impl PendingAsk {
+    /// Reaches the provider: at once when it answers at once, else through its `ask`.
+    fn begin(
+        registration: Arc<Registration>,
+        request: AskUserQuestionRequest,
+        timeout_ms: Option<u64>,
+        strict: bool,
+        record: Option<AskRecord>,
+    ) -> PendingAsk {
+        let provider = &registration.provider;
+        let at_once = match catch_unwind(AssertUnwindSafe(|| {
+            provider.answer_at_once(&request.questions)
+        })) {
+            Ok(outcome) => outcome,
+            Err(payload) => Some(Err(provider_panicked(&*payload))),
+        };
+        let state = match at_once {
+            None => PendingState::Waiting(Waiting::begin(
+                registration,
+                request,
+                timeout_ms,
+                strict,
+                record,
+            )),
+            Some(outcome) => {
+                // What a waiting ask does with the provider's outcome (no withdrawal can have
+                // been claimed: there was nothing to withdraw yet).
+                let result = finish_with_provider(outcome, strict, &request.questions, None);
+                if let Some(record) = record {
+                    record.settled(&result);
+                }
+                PendingState::Settled(Some(result))
+            }
+        };
+        PendingAsk { state }
+    }
+
+    /// The signal the provider received; it fires when this ask is withdrawn. (An ask settled
+    /// as it started gave its provider none: a signal that never fires.)
+    pub fn provider_signal(&self) -> AbortSignal {
+        match &self.state {
+            PendingState::Waiting(waiting) => waiting.provider_signal(),
+            PendingState::Settled(_) => AbortSignal::default(),
+        }
+    }
+
+    /// The ask's deadline, when it has one (never for an ask settled as it started).
+    pub fn deadline(&self) -> Option<&Deadline> {
+        match &self.state {
+            PendingState::Waiting(waiting) => waiting.deadline(),
+            PendingState::Settled(_) => None,
+        }
+    }
+}
+
+impl Future for PendingAsk {
+    type Output = Result<AskUserQuestionAnswer>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match &mut self.state {
+            PendingState::Waiting(waiting) => Pin::new(waiting).poll(cx),
+            PendingState::Settled(outcome) => Poll::Ready(outcome.take().unwrap_or_else(|| {
+                Err(UserQuestionError::new(
+                    ErrorCode::Internal,
+                    "the ask was polled after it settled",
+                ))
+            })),
+        }
+    }
+}
+
+/// A provider's outcome as the asker gets it: an answer checked when `strict`; an error
+/// replaced by the withdrawal's reason when one was `claimed`, and a provider error with code
+/// `OK` made `PROVIDER_FAILED`.
+fn finish_with_provider(
+    outcome: Result<AskUserQuestionAnswer>,
+    strict: bool,
+    questions: &[AskUserQuestionItem],
+    claimed: Option<UserQuestionError>,
+) -> Result<AskUserQuestionAnswer> {
+    match outcome {
+        Ok(answer) => {
+            if strict {
+                validate_answer(questions, &answer)?;
+            }
+            Ok(answer)
+        }
+        Err(error) => {
+            // An ask that was withdrawn settles with the withdrawal's reason, whatever error
+            // the provider gave on seeing its signal.
+            if let Some(reason) = claimed {
+                return Err(reason);
+            }
+            if error.code() == ErrorCode::Ok {
+                return Err(UserQuestionError::provider_failed(format!(
+                    "the user-questions provider failed with code OK: {}",
+                    error.message()
+                )));
+            }
+            Err(error)
+        }
+    }
+}
+
+/// An ask waiting for its provider.
+struct Waiting {
     provider: Option<ProviderFuture>,
     /// The provider's outcome, held until a withdrawal in progress has fired its signal.
     held: Option<Result<AskUserQuestionAnswer>>,
@@ -470,7 +620,7 @@ pub struct PendingAsk {
     registration: Option<Arc<Registration>>,
 }
 
-impl fmt::Debug for PendingAsk {
+impl fmt::Debug for Waiting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PendingAsk")
             .field("settled", &self.registration.is_none())
@@ -496,14 +646,14 @@ fn provider_panicked(payload: &(dyn Any + Send)) -> UserQuestionError {
     ))
 }
 
-impl PendingAsk {
+impl Waiting {
     fn begin(
         registration: Arc<Registration>,
         request: AskUserQuestionRequest,
         timeout_ms: Option<u64>,
         strict: bool,
         record: Option<AskRecord>,
-    ) -> PendingAsk {
+    ) -> Waiting {
         let AskUserQuestionRequest {
             questions,
             agent,
@@ -550,7 +700,7 @@ impl PendingAsk {
             .signal()
             .on_abort(move || s.withdraw(UserQuestionError::provider_disposed()));
         let listeners = [asker, Some(disposal)];
-        PendingAsk {
+        Waiting {
             provider: Some(future),
             held: None,
             settlement,
@@ -564,13 +714,11 @@ impl PendingAsk {
         }
     }
 
-    /// The signal the provider received; it fires when this ask is withdrawn.
-    pub fn provider_signal(&self) -> AbortSignal {
+    fn provider_signal(&self) -> AbortSignal {
         self.settlement.withdraw.signal()
     }
 
-    /// The ask's deadline, when it has one.
-    pub fn deadline(&self) -> Option<&Deadline> {
+    fn deadline(&self) -> Option<&Deadline> {
         self.deadline.as_ref()
     }
 
@@ -594,28 +742,11 @@ impl PendingAsk {
         &self,
         outcome: Result<AskUserQuestionAnswer>,
     ) -> Result<AskUserQuestionAnswer> {
-        match outcome {
-            Ok(answer) => {
-                if self.strict {
-                    validate_answer(&self.questions, &answer)?;
-                }
-                Ok(answer)
-            }
-            Err(error) => {
-                // An ask that was withdrawn settles with the withdrawal's reason, whatever error
-                // the provider gave on seeing its signal.
-                if let Some(reason) = self.settlement.claimed_reason() {
-                    return Err(reason);
-                }
-                if error.code() == ErrorCode::Ok {
-                    return Err(UserQuestionError::provider_failed(format!(
-                        "the user-questions provider failed with code OK: {}",
-                        error.message()
-                    )));
-                }
-                Err(error)
-            }
-        }
+        let claimed = match &outcome {
+            Ok(_) => None,
+            Err(_) => self.settlement.claimed_reason(),
+        };
+        finish_with_provider(outcome, self.strict, &self.questions, claimed)
     }
 
     /// Whether the provider's outcome must wait: a withdrawal was claimed but its signal's
@@ -629,7 +760,7 @@ impl PendingAsk {
     }
 }
 
-impl Future for PendingAsk {
+impl Future for Waiting {
     type Output = Result<AskUserQuestionAnswer>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
@@ -687,7 +818,7 @@ impl Future for PendingAsk {
     }
 }
 
-impl Drop for PendingAsk {
+impl Drop for Waiting {
     fn drop(&mut self) {
         if self.registration.is_some() {
             // Withdrawn by the asker: the provider must see its signal fire.

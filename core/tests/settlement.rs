@@ -675,3 +675,111 @@ fn a_provider_that_decides_the_race_is_waited_for_after_a_withdrawal() {
         Poll::Pending => panic!("the provider's settlement must settle the ask"),
     }
 }
+
+/// A provider that decides at once (`answer_at_once`), counting the calls of each way in.
+struct AtOnce {
+    outcome: fn() -> Result<AskUserQuestionAnswer, UserQuestionError>,
+    at_once: Arc<AtomicUsize>,
+    asks: Arc<AtomicUsize>,
+}
+
+impl UserQuestionProvider for AtOnce {
+    fn ask(&self, _: ProviderRequest) -> ProviderFuture {
+        self.asks.fetch_add(1, Ordering::SeqCst);
+        Box::pin(futures::future::pending())
+    }
+
+    fn answer_at_once(
+        &self,
+        _: &[AskUserQuestionItem],
+    ) -> Option<Result<AskUserQuestionAnswer, UserQuestionError>> {
+        self.at_once.fetch_add(1, Ordering::SeqCst);
+        Some((self.outcome)())
+    }
+}
+
+/// Asks once through a provider that decides at once; the outcome it settled with on its
+/// first poll (with a waker that does nothing), and how often each way in was called.
+fn ask_at_once(
+    outcome: fn() -> Result<AskUserQuestionAnswer, UserQuestionError>,
+    strict: bool,
+) -> (
+    Result<AskUserQuestionAnswer, UserQuestionError>,
+    usize,
+    usize,
+) {
+    let ctx = Context::new();
+    ctx.user_questions().set_strict(strict);
+    let at_once = Arc::new(AtomicUsize::new(0));
+    let asks = Arc::new(AtomicUsize::new(0));
+    let _reg = ctx
+        .user_questions()
+        .register_provider(AtOnce {
+            outcome,
+            at_once: at_once.clone(),
+            asks: asks.clone(),
+        })
+        .unwrap();
+    let mut request = AskUserQuestionRequest::new(questions());
+    request.timeout = Some(Duration::from_secs(60));
+    let mut pending = ctx.user_questions().start(request).unwrap();
+    assert!(
+        pending.deadline().is_none(),
+        "an ask settled as it started has no deadline"
+    );
+    let signal = pending.provider_signal();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let std::task::Poll::Ready(result) = std::pin::Pin::new(&mut pending).poll(&mut cx) else {
+        panic!("an ask whose provider answers at once is settled on its first poll");
+    };
+    drop(pending);
+    assert!(!signal.is_aborted(), "nothing was withdrawn");
+    (
+        result,
+        at_once.load(Ordering::SeqCst),
+        asks.load(Ordering::SeqCst),
+    )
+}
+
+#[test]
+fn a_provider_that_answers_at_once_settles_the_ask_as_it_starts_and_is_never_asked() {
+    let (result, at_once, asks) = ask_at_once(|| Ok(answer("npm")), false);
+    assert_eq!(result.unwrap(), answer("npm"));
+    assert_eq!((at_once, asks), (1, 0));
+}
+
+#[test]
+fn an_answer_given_at_once_is_checked_in_strict_mode_and_errors_are_recoded_as_for_ask() {
+    let (result, _, _) = ask_at_once(|| Ok(answer("yarn")), true);
+    assert_eq!(result.unwrap_err().code(), ErrorCode::BadAnswer);
+    let (result, _, _) = ask_at_once(|| Ok(answer("yarn")), false);
+    assert_eq!(
+        result.unwrap(),
+        answer("yarn"),
+        "not strict: passed through, as for ask"
+    );
+    let (result, _, _) = ask_at_once(
+        || Err(UserQuestionError::new(ErrorCode::Ok, "fine?")),
+        false,
+    );
+    let error = result.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ProviderFailed);
+    assert_eq!(
+        error.message(),
+        "the user-questions provider failed with code OK: fine?"
+    );
+    let (result, _, _) = ask_at_once(|| Err(UserQuestionError::cancelled()), false);
+    assert_eq!(result.unwrap_err().code(), ErrorCode::AskCancelled);
+}
+
+#[test]
+fn a_provider_that_panics_answering_at_once_fails_the_ask_and_the_seam_goes_on() {
+    let (result, _, asks) = ask_at_once(|| panic!("boom"), false);
+    let error = result.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ProviderFailed);
+    assert_eq!(
+        error.message(),
+        "the user-questions provider panicked: boom"
+    );
+    assert_eq!(asks, 0);
+}
