@@ -444,9 +444,13 @@ ctx.user_questions.register_provider(inbox)
 inbox.subscribe(lambda event: None)
 
 class Listening:
+    futures = []
+
     def ask(self, request):
         request["signal"].on_abort(lambda: None)
-        return asyncio.get_running_loop().create_future()
+        future = asyncio.get_running_loop().create_future()
+        self.futures.append(future)  # kept: the ask waits (a future nobody keeps fails it)
+        return future
 
 other = uq.Context()
 other.user_questions.register_provider(Listening())
@@ -457,9 +461,23 @@ if mode == "loop left open":
     loop.create_task(other.user_questions.ask(Q))
     loop.run_until_complete(asyncio.sleep(0.001))
 elif mode == "blocking in a daemon thread":
-    for c in (ctx, other):
-        threading.Thread(target=c.user_questions.ask_blocking, args=(Q,), daemon=True).start()
-    time.sleep(0.001)
+    threads = [
+        threading.Thread(target=c.user_questions.ask_blocking, args=(Q,), daemon=True)
+        for c in (ctx, other)
+    ]
+    for t in threads:
+        t.start()
+    # Exit once each thread waits in its loop's selector (or is done), not while it is still
+    # inside the extension starting its ask: CPython < 3.14 ends a daemon thread that wants
+    # the GIL back after exit began by unwinding its stack (pthread_exit), which no extension
+    # survives when the thread is inside one of its calls (README: "Daemon threads").
+    def waiting(t):
+        frame = sys._current_frames().get(t.ident)
+        return not t.is_alive() or (frame is not None and frame.f_code.co_name == "select")
+    for _ in range(10000):
+        if all(waiting(t) for t in threads):
+            break
+        time.sleep(0.001)
 if len(sys.argv) > 3:
     time.sleep(float(sys.argv[3]))  # the deadline passes with the loop not running
 print("exiting", flush=True)
