@@ -97,6 +97,7 @@ def main():
         ("Python", "async, sync provider", "python.ask.sync_py_provider", "pure-Python reference", "python.ask.reference", 3.0),
         ("Python", "async, AutoResponder", "python.ask.auto_responder", "pure-Python reference", "python.ask.reference", 2.0),
         ("Python", "async, inbox round trip", "python.ask.inbox_round_trip", "pure-Python reference", "python.ask.reference", 6.0),
+        ("Python", "inbox round trip, pure Python²", "python.ask.reference_inbox_round_trip", "pure-Python reference", "python.ask.reference", None),
         ("Python", "crossing only (no ask)¹", "python.ask.crossing_floor", "pure-Python reference", "python.ask.reference", None),
         ("Python", "ask_blocking, sync provider", "python.ask.blocking_py_provider", "pure-Python reference", "python.ask.reference", None),
         ("Python", "ask_blocking, sync provider", "python.ask.blocking_py_provider", "reference via run_until_complete", "python.ask.reference_run_until_complete", None),
@@ -130,6 +131,13 @@ def main():
         "an answer comes back, with no ask, no provider call and no promise/future: the floor any "
         "ask through the binding pays as the bindings are built today (JSON or object conversion)."
     )
+    if g("python.ask.reference_inbox_round_trip") is not None:
+        w("")
+        w(
+            "² The same inbox round trip as the row above it (`ensure_future(ask)`, `sleep(0)`, "
+            "answer, `await`), through the pure-Python reference with a pure-Python inbox: what "
+            "asyncio itself costs for that op, the floor under any implementation's figure."
+        )
     w("")
 
     w("### 2. Identity at scale (median ask latency with N live agents, half roots, half children; the asker entered last)")
