@@ -394,6 +394,23 @@ fn inbox_settles_by_ticket_and_tells_subscribers_in_order() {
         [1, 2, 3, 4]
     );
     assert_eq!(pending[0].agent_id.as_deref(), Some("root"));
+    // askedAt is when the question arrived: the `requested` event's, whenever it is listed.
+    std::thread::sleep(Duration::from_millis(5));
+    let listed_later = inbox.pending();
+    let announced: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            InboxEvent::Requested(p) => Some(p.asked_at.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announced.len(), 4);
+    for (i, p) in pending.iter().enumerate() {
+        assert_eq!(p.asked_at, announced[i]);
+        assert_eq!(listed_later[i].asked_at, announced[i]);
+    }
     let p1 = serde_json::to_string(&pending[1]).unwrap();
     let asked_at = &pending[1].asked_at;
     assert_eq!(
