@@ -6,10 +6,13 @@
 //! `asyncio.timeout` and task groups inside the provider see its own task, as in Python
 //! 3.12's eager tasks) and in the task's context. A coroutine that answers without waiting
 //! then settles the ask at once, like a synchronous provider: no loop iteration, no bridge.
-//! Its task is then done at once (its scheduled first step taken back from the loop), as
-//! with Python 3.12's eager tasks, so asks that never yield leave nothing pending behind.
-//! One that waits goes on as that task (`_Resume` hands it what the first step awaited), so
-//! a withdrawal reaches it exactly as before: its signal fires first, then the task is
+//! Asks that never yield leave nothing pending behind. On Python 3.11–3.13 the task of such
+//! a first step is the loop's *spare* ([`Spare`]): made once, never scheduled or listed while
+//! spare, and used again by the next ask as long as the coroutine left it untouched (a task
+//! it kept, watched or cancelled ends instead, done, as Python 3.12's eager tasks do); so an
+//! async provider that answers at once costs no task per ask. One that waits goes on as that
+//! task (`_Resume` hands it what the first step awaited, and runs it in its ask's context),
+//! so a withdrawal reaches it exactly as before: its signal fires first, then the task is
 //! cancelled (§4.7).
 //!
 //! Only on Python ≥ 3.11 (`create_task(context=)`), with the loop really running (not
@@ -53,6 +56,17 @@ struct Api {
     /// `_leave_task` keep, on Python 3.11–3.13 when those are in use (3.14 keeps the current
     /// task elsewhere): swapped directly, with their checks, instead of four calls.
     current_tasks: Option<Py<PyDict>>,
+    /// What parking a spare task takes (see [`Spare`]); only with `current_tasks`.
+    spares: Option<SpareApi>,
+}
+
+/// `asyncio.tasks._register_task` and `_unregister_task` (which keep `asyncio.all_tasks()`),
+/// `weakref.getweakrefcount` and `contextvars.Context`.
+struct SpareApi {
+    register_task: Py<PyAny>,
+    unregister_task: Py<PyAny>,
+    weakref_count: Py<PyAny>,
+    context_type: Py<PyAny>,
 }
 
 /// A provider's coroutine after its eager first step, as its task's coroutine: the task's
@@ -70,6 +84,9 @@ struct ResumeState {
     coroutine: Option<Py<PyAny>>,
     /// What the eager step awaited, for the task's first step (`Some(None)`: a bare yield).
     first: Option<Py<PyAny>>,
+    /// The context the coroutine runs in when it is not its task's own (a spare task's: see
+    /// [`Spare`]); every later step enters it.
+    context: Option<Py<PyAny>>,
 }
 
 impl Resume {
@@ -83,9 +100,42 @@ impl Resume {
 
     fn finish(&self) {
         let mut state = self.state();
-        let taken = (state.coroutine.take(), state.first.take());
+        let taken = (
+            state.coroutine.take(),
+            state.first.take(),
+            state.context.take(),
+        );
         drop(state);
         drop(taken);
+    }
+
+    /// The coroutine and the context to run it in (`None`: the current one, its task's).
+    fn running(&self, py: Python<'_>) -> Option<(Py<PyAny>, Option<Py<PyAny>>)> {
+        let state = self.state();
+        let coroutine = state.coroutine.as_ref()?.clone_ref(py);
+        Some((coroutine, state.context.as_ref().map(|c| c.clone_ref(py))))
+    }
+}
+
+/// `method(*args)`, in `context` when there is one (`context.run(method, *args)`).
+fn call_in<'py>(
+    py: Python<'py>,
+    context: Option<Py<PyAny>>,
+    method: Bound<'py, PyAny>,
+    args: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    match context {
+        None => Ok(method.call1(pyo3::types::PyTuple::new(py, args)?)?.unbind()),
+        Some(context) => {
+            let mut all = Vec::with_capacity(args.len() + 1);
+            all.push(method);
+            all.extend(args);
+            Ok(context
+                .bind(py)
+                .getattr(intern!(py, "run"))?
+                .call1(pyo3::types::PyTuple::new(py, all)?)?
+                .unbind())
+        }
     }
 }
 
@@ -96,8 +146,12 @@ impl Resume {
         if let Some(first) = first {
             return Ok(first);
         }
-        match self.coroutine(py) {
-            Some(coroutine) => coroutine.call_method1(py, intern!(py, "send"), (value,)),
+        match self.running(py) {
+            Some((coroutine, None)) => coroutine.call_method1(py, intern!(py, "send"), (value,)),
+            Some((coroutine, context)) => {
+                let send = coroutine.bind(py).getattr(intern!(py, "send"))?;
+                call_in(py, context, send, vec![value])
+            }
             None => Err(PyStopIteration::new_err(())),
         }
     }
@@ -111,7 +165,7 @@ impl Resume {
         tb: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let first = self.state().first.take();
-        let Some(coroutine) = self.coroutine(py) else {
+        let Some((coroutine, context)) = self.running(py) else {
             return Err(match val {
                 Some(val) if !val.is_none() => PyErr::from_value(val),
                 _ => PyErr::from_value(typ),
@@ -135,21 +189,26 @@ impl Resume {
                 return Ok(first.unbind());
             }
         }
-        let throw = coroutine.getattr(py, intern!(py, "throw"))?;
+        let throw = coroutine.bind(py).getattr(intern!(py, "throw"))?;
         let no_val = val.as_ref().is_none_or(|v| v.is_none());
         let no_tb = tb.as_ref().is_none_or(|t| t.is_none());
-        if no_val && no_tb {
-            throw.call1(py, (typ,))
+        let none = || py.None().into_bound(py);
+        let args = if no_val && no_tb {
+            vec![typ]
         } else {
-            throw.call1(py, (typ, val, tb))
-        }
+            vec![typ, val.unwrap_or_else(none), tb.unwrap_or_else(none)]
+        };
+        call_in(py, context, throw, args)
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let coroutine = self.coroutine(py);
+        let running = self.running(py);
         self.finish();
-        match coroutine {
-            Some(coroutine) => coroutine.call_method0(py, intern!(py, "close")).map(drop),
+        match running {
+            Some((coroutine, context)) => {
+                let close = coroutine.bind(py).getattr(intern!(py, "close"))?;
+                call_in(py, context, close, Vec::new()).map(drop)
+            }
             None => Ok(()),
         }
     }
@@ -208,6 +267,9 @@ impl Resume {
             if let Some(first) = &state.first {
                 visit.call(first)?;
             }
+            if let Some(context) = &state.context {
+                visit.call(context)?;
+            }
         }
         Ok(())
     }
@@ -251,8 +313,17 @@ fn api(py: Python<'_>) -> Option<&Api> {
                     .getattr("Future")?
                     .getattr("set_result")?
                     .unbind(),
+                spares: None,
                 current_tasks: current_tasks(py, &tasks, (version.major, version.minor)),
             }))
+            .map(|api| {
+                api.map(|mut api| {
+                    if api.current_tasks.is_some() {
+                        api.spares = spare_api(py, &tasks);
+                    }
+                    api
+                })
+            })
         };
         load().ok().flatten()
     })
@@ -283,12 +354,27 @@ pub(crate) fn start<'py>(
         return Ok(Eager::Ineligible);
     }
     let context = api.copy_context.bind(py).call0()?;
+    if let (Some(current), Some(spares)) = (&api.current_tasks, &api.spares)
+        && let Some((slot, spare)) = Spare::take(py, api, spares, event_loop)
+    {
+        return start_on_spare(
+            py,
+            api,
+            spares,
+            current.bind(py),
+            event_loop,
+            awaitable,
+            &context,
+            (slot, spare),
+        );
+    }
     let resume = Bound::new(
         py,
         Resume {
             state: Mutex::new(ResumeState {
                 coroutine: Some(awaitable.clone().unbind()),
                 first: None,
+                context: None,
             }),
         },
     )?;
@@ -325,21 +411,263 @@ pub(crate) fn start<'py>(
             Ok(Eager::Settled(Ok(value)))
         }
         Err(err) => {
-            let outcome = if err.is_instance_of::<PyStopIteration>(py) {
-                Ok(err.value(py).getattr(intern!(py, "value"))?)
-            } else if err.is_instance(py, api.cancelled_error.bind(py)) {
-                Err(UserQuestionError::provider_failed(
-                    "the user-questions provider's task was cancelled before it answered",
-                ))
-            } else {
-                Err(from_provider_exception(py, &err))
-            };
+            let outcome = settled_by(py, api, err);
             if let Some(handle) = step_handle {
                 retire(api, event_loop, &task, &handle);
             }
             Ok(Eager::Settled(outcome))
         }
     }
+}
+
+/// A task kept for the eager first steps of the coroutines that finish in them, one per loop:
+/// a real `asyncio.Task` (so `asyncio.current_task()`, `asyncio.timeout` and task groups see a
+/// task of the provider's own during its first step) that is not yet scheduled, and not in
+/// `asyncio.all_tasks()`. A coroutine that finishes in its first step leaves it as it found it
+/// (nobody kept, cancelled or watched it), and the next ask on that loop uses it again: no
+/// task is made, scheduled and ended per ask. A coroutine that waits keeps it as its task:
+/// the task is scheduled then (its step handle, taken back from the loop when the task was
+/// made, goes back), listed again, and runs the coroutine in the ask's own context; the
+/// loop's next eager start makes a new spare. One touched in its first step (kept, cancelled,
+/// watched, referred to weakly) ends as today's eager tasks do: done, its result `None`.
+struct Spare {
+    task: Py<PyAny>,
+    /// Its first step, taken back from the loop's ready queue.
+    handle: Py<PyAny>,
+    resume: Py<Resume>,
+}
+
+/// Where a loop keeps its spare task: an attribute of the loop (so it lives as long as the
+/// loop does; it is taken out while in use, so an ask nested in a provider's first step makes
+/// its own).
+#[pyclass(module = "user_questions._native", name = "_SpareSlot", frozen)]
+pub(crate) struct SpareSlot {
+    spare: Mutex<Option<Spare>>,
+}
+
+impl SpareSlot {
+    fn spare(&self) -> MutexGuard<'_, Option<Spare>> {
+        self.spare.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl SpareSlot {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(spare) = self.spare.try_lock()
+            && let Some(spare) = spare.as_ref()
+        {
+            visit.call(&spare.task)?;
+            visit.call(&spare.handle)?;
+            visit.call(&spare.resume)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let taken = self.spare().take();
+        drop(taken);
+    }
+}
+
+impl Spare {
+    /// The loop's spare task (a new one when it has none), with the slot to give it back to;
+    /// `None` when the loop cannot keep one (no `__dict__`, no `_ready` queue).
+    fn take<'py>(
+        py: Python<'py>,
+        api: &Api,
+        spares: &SpareApi,
+        event_loop: &Bound<'py, PyAny>,
+    ) -> Option<(Bound<'py, SpareSlot>, Spare)> {
+        let name = intern!(py, "_user_questions_spare_task");
+        let slot = match event_loop.getattr_opt(name).ok()? {
+            Some(slot) => slot.cast_into::<SpareSlot>().ok()?,
+            None => {
+                let slot = Bound::new(
+                    py,
+                    SpareSlot {
+                        spare: Mutex::new(None),
+                    },
+                )
+                .ok()?;
+                event_loop.setattr(name, &slot).ok()?;
+                slot
+            }
+        };
+        let spare = slot.get().spare().take();
+        let spare = match spare {
+            Some(spare) => spare,
+            None => Spare::new(py, api, spares, event_loop)?,
+        };
+        Some((slot, spare))
+    }
+
+    /// A new spare task for `event_loop`: made, its first step taken back from the loop, left
+    /// out of `asyncio.all_tasks()` and never reported as destroyed while pending.
+    fn new(
+        py: Python<'_>,
+        api: &Api,
+        spares: &SpareApi,
+        event_loop: &Bound<'_, PyAny>,
+    ) -> Option<Spare> {
+        let resume = Bound::new(
+            py,
+            Resume {
+                state: Mutex::new(ResumeState::default()),
+            },
+        )
+        .ok()?;
+        let kwargs = PyDict::new(py);
+        // An empty context of its own: the coroutine runs in its ask's (`ResumeState::context`).
+        let context = spares.context_type.bind(py).call0().ok()?;
+        kwargs.set_item(intern!(py, "context"), context).ok()?;
+        kwargs.set_item(intern!(py, "loop"), event_loop).ok()?;
+        let task = api.task.bind(py).call((&resume,), Some(&kwargs)).ok()?;
+        // Unless all of this holds, the task just ends at its first step (its coroutine is
+        // empty) and the ask goes the usual way.
+        let handle = own_step(event_loop, &task)?;
+        event_loop
+            .getattr(intern!(py, "_ready"))
+            .and_then(|ready| ready.call_method0(intern!(py, "pop")))
+            .ok()?;
+        let parked = spares
+            .unregister_task
+            .bind(py)
+            .call1((&task,))
+            .and_then(|_| task.setattr(intern!(py, "_log_destroy_pending"), false));
+        if parked.is_err() {
+            let _ = spares.register_task.bind(py).call1((&task,));
+            let _ = event_loop
+                .getattr(intern!(py, "_ready"))
+                .and_then(|ready| ready.call_method1(intern!(py, "append"), (&handle,)));
+            return None;
+        }
+        Some(Spare {
+            task: task.unbind(),
+            handle: handle.unbind(),
+            resume: resume.unbind(),
+        })
+    }
+
+    /// Whether the first step left the task as it was: nobody keeps it (its reference count
+    /// is what it was, `before`), refers to it weakly, watches it or cancelled it.
+    fn untouched(&self, py: Python<'_>, spares: &SpareApi, before: isize) -> bool {
+        let task = self.task.bind(py);
+        refcount(task) == before
+            && task
+                .getattr(intern!(py, "_callbacks"))
+                .is_ok_and(|callbacks| callbacks.is_none())
+            && task
+                .call_method0(intern!(py, "cancelling"))
+                .and_then(|n| n.extract::<i64>())
+                .is_ok_and(|n| n == 0)
+            && spares
+                .weakref_count
+                .bind(py)
+                .call1((task,))
+                .and_then(|n| n.extract::<i64>())
+                .is_ok_and(|n| n == 0)
+    }
+
+    /// Makes the task the coroutine's from now on: listed, reported if destroyed pending, and
+    /// scheduled (its first step hands it what the eager step awaited).
+    fn activate(
+        self,
+        py: Python<'_>,
+        spares: &SpareApi,
+        event_loop: &Bound<'_, PyAny>,
+        coroutine: &Bound<'_, PyAny>,
+        first: Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        {
+            let mut state = self.resume.get().state();
+            state.coroutine = Some(coroutine.clone().unbind());
+            state.first = Some(first.unbind());
+            state.context = Some(context.clone().unbind());
+        }
+        let task = self.task.bind(py);
+        spares.register_task.bind(py).call1((task,))?;
+        task.setattr(intern!(py, "_log_destroy_pending"), true)?;
+        event_loop
+            .getattr(intern!(py, "_ready"))?
+            .call_method1(intern!(py, "append"), (&self.handle,))?;
+        Ok(self.task)
+    }
+}
+
+/// `obj`'s reference count.
+fn refcount(obj: &Bound<'_, PyAny>) -> isize {
+    // SAFETY: `obj` is a live object and the GIL is held (`Bound`).
+    unsafe { pyo3::ffi::Py_REFCNT(obj.as_ptr()) }
+}
+
+/// [`start`] on the loop's spare task (see [`Spare`]).
+#[allow(clippy::too_many_arguments)]
+fn start_on_spare<'py>(
+    py: Python<'py>,
+    api: &Api,
+    spares: &SpareApi,
+    current: &Bound<'py, PyDict>,
+    event_loop: &Bound<'py, PyAny>,
+    awaitable: &Bound<'py, PyAny>,
+    context: &Bound<'py, PyAny>,
+    (slot, spare): (Bound<'py, SpareSlot>, Spare),
+) -> PyResult<Eager<'py>> {
+    // The coroutine is the task's during its step (for its repr), and goes when it ends.
+    spare.resume.get().state().coroutine = Some(awaitable.clone().unbind());
+    let task = spare.task.bind(py).clone();
+    let before = refcount(&task);
+    let stepped = step_swapping(current, event_loop, awaitable, context, &task);
+    let outcome = match stepped {
+        Ok(Ok(Sent::Awaited(first))) => {
+            drop(task);
+            let task = spare.activate(py, spares, event_loop, awaitable, first, context);
+            return match task {
+                Ok(task) => Ok(Eager::Waiting(task.into_bound(py))),
+                Err(err) => Err(err),
+            };
+        }
+        Ok(Ok(Sent::Returned(value))) => Ok(Ok(value)),
+        Ok(Err(err)) => Ok(settled_by(py, api, err)),
+        Err(err) => Err(err),
+    };
+    spare.resume.get().finish();
+    if spare.untouched(py, spares, before) {
+        drop(task);
+        let mut kept = slot.get().spare();
+        if kept.is_none() {
+            *kept = Some(spare);
+        }
+    } else {
+        // As an eager task that ended in its first step: done, its result `None`.
+        let done = api.future_set_result.bind(py).call1((&task, py.None()));
+        if let Err(err) = done {
+            err.write_unraisable(py, Some(&task));
+        }
+    }
+    outcome.map(Eager::Settled)
+}
+
+/// How a coroutine's step that raised settles its ask: what it returned (`StopIteration`), a
+/// cancellation, or the provider's failure.
+fn settled_by<'py>(
+    py: Python<'py>,
+    api: &Api,
+    err: PyErr,
+) -> Result<Bound<'py, PyAny>, UserQuestionError> {
+    if err.is_instance_of::<PyStopIteration>(py) {
+        return err
+            .value(py)
+            .getattr(intern!(py, "value"))
+            .map_err(|e| from_provider_exception(py, &e));
+    }
+    if err.is_instance(py, api.cancelled_error.bind(py)) {
+        return Err(UserQuestionError::provider_failed(
+            "the user-questions provider's task was cancelled before it answered",
+        ));
+    }
+    Err(from_provider_exception(py, &err))
 }
 
 /// The loop's handle of `task`'s first step, just scheduled by its creation: the last of an
@@ -389,6 +717,25 @@ fn retire(
     if let Err(err) = removed {
         err.write_unraisable(py, Some(task));
     }
+}
+
+fn spare_api(py: Python<'_>, tasks: &Bound<'_, PyModule>) -> Option<SpareApi> {
+    Some(SpareApi {
+        register_task: tasks.getattr("_register_task").ok()?.unbind(),
+        unregister_task: tasks.getattr("_unregister_task").ok()?.unbind(),
+        weakref_count: py
+            .import("weakref")
+            .ok()?
+            .getattr("getweakrefcount")
+            .ok()?
+            .unbind(),
+        context_type: py
+            .import("contextvars")
+            .ok()?
+            .getattr("Context")
+            .ok()?
+            .unbind(),
+    })
 }
 
 /// `_asyncio._current_tasks` when `asyncio.tasks` uses it and the C accelerator's

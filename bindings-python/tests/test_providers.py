@@ -515,3 +515,179 @@ async def test_a_withdrawn_async_provider_sees_its_signal_before_the_cancellatio
     await asyncio.wait_for(finished.wait(), 5)
     assert order[0] == "signal"
     assert sorted(order[1:]) == ["asker resumed", "provider cancelled"]
+
+
+# The task an async provider's first step runs as is made once per loop and used again while
+# the coroutines answer in their first step without touching it (the spare task, eager.rs):
+# none of that may show.
+
+
+async def test_a_provider_that_keeps_its_task_finds_it_done_after_answering_at_once(
+    ctx: uq.Context,
+) -> None:
+    kept: List["asyncio.Task[Any]"] = []
+
+    class Keeping:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            task = asyncio.current_task()
+            assert task is not None
+            kept.append(task)
+            return YES
+
+    ctx.user_questions.register_provider(Keeping())
+    for _ in range(3):
+        assert await ctx.user_questions.ask(request()) == YES
+    assert len(kept) == 3 and len({id(t) for t in kept}) == 3
+    assert all(t.done() and t.result() is None for t in kept)
+    assert all(t is not asyncio.current_task() for t in kept)
+
+
+async def test_a_provider_watching_or_cancelling_its_task_at_once_leaves_the_next_ask_alone(
+    ctx: uq.Context,
+) -> None:
+    watched: List[str] = []
+    tasks: List[Optional["asyncio.Task[Any]"]] = []
+    cancelling: List[int] = []
+
+    class Watching:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            task = asyncio.current_task()
+            assert task is not None
+            task.add_done_callback(lambda _t: watched.append("done"))
+            return YES
+
+    class CancellingAtOnce:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            return YES
+
+    class Waiting:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            task = asyncio.current_task()
+            assert task is not None
+            tasks.append(task)
+            cancelling.append(task.cancelling())
+            await asyncio.sleep(0)
+            tasks.append(asyncio.current_task())
+            return YES
+
+    registration = ctx.user_questions.register_provider(Watching())
+    assert await ctx.user_questions.ask(request()) == YES
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    # The callback ran: the task it watched ended (it is not kept for a later ask).
+    assert watched == ["done"]
+    registration.dispose()
+    registration = ctx.user_questions.register_provider(CancellingAtOnce())
+    assert await ctx.user_questions.ask(request()) == YES
+    registration.dispose()
+    ctx.user_questions.register_provider(Waiting())
+    # Neither the watched task nor the cancelled one is the next provider's.
+    assert await ctx.user_questions.ask(request()) == YES
+    assert cancelling == [0]
+    assert len(tasks) == 2 and tasks[0] is tasks[1]
+    assert watched == ["done"]
+
+
+async def test_a_waiting_provider_task_is_listed_and_runs_in_its_ask_s_context(
+    ctx: uq.Context,
+) -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    started = asyncio.Event()
+    release = asyncio.Event()
+    seen: List[str] = []
+    provider_tasks: List[Optional["asyncio.Task[Any]"]] = []
+
+    class AtOnce:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen.append(var.get())
+            var.set("at once")
+            return YES
+
+    class Waiting:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            provider_tasks.append(asyncio.current_task())
+            seen.append(var.get())
+            started.set()
+            await release.wait()
+            seen.append(var.get())
+            provider_tasks.append(asyncio.current_task())
+            return YES
+
+    registration = ctx.user_questions.register_provider(AtOnce())
+    var.set("first asker")
+    assert await ctx.user_questions.ask(request()) == YES
+    registration.dispose()
+    ctx.user_questions.register_provider(Waiting())
+    var.set("second asker")
+    asking = asyncio.ensure_future(ctx.user_questions.ask(request()))
+    await started.wait()
+    var.set("changed after")
+    provider = provider_tasks[0]
+    assert provider is not None and provider in asyncio.all_tasks()
+    assert not provider.done()
+    release.set()
+    assert await asking == YES
+    assert seen == ["first asker", "second asker", "second asker"]
+    assert provider_tasks[1] is provider
+    assert var.get() == "changed after"
+
+
+async def test_an_ask_nested_in_a_provider_s_first_step_runs_as_a_task_of_its_own() -> None:
+    inner_ctx = uq.Context()
+    outer_ctx = uq.Context()
+    seen: Dict[str, Optional["asyncio.Task[Any]"]] = {}
+
+    class Inner:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen["inner"] = asyncio.current_task()
+            return YES
+
+    class Outer:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen["outer before"] = asyncio.current_task()
+            answer = await inner_ctx.user_questions.ask(request())
+            seen["outer after"] = asyncio.current_task()
+            return answer
+
+    with inner_ctx, outer_ctx:
+        inner_ctx.user_questions.register_provider(Inner())
+        outer_ctx.user_questions.register_provider(Outer())
+        asker = asyncio.current_task()
+        for _ in range(3):
+            assert await outer_ctx.user_questions.ask(request()) == YES
+            assert seen["outer before"] is seen["outer after"]
+            assert seen["inner"] is not None and seen["inner"] is not seen["outer before"]
+            assert asker not in (seen["inner"], seen["outer before"])
+            assert asyncio.current_task() is asker
+        assert [t for t in asyncio.all_tasks() if not t.done()] == [asker]
+
+
+def test_a_loop_whose_providers_answered_at_once_ends_and_is_collected_cleanly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # asyncio.run cancels and awaits every task left at its end: a spare task it could see
+    # would hang it; one reported when collected would log "Task was destroyed but it is
+    # pending!".
+    class AtOnce:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            return YES
+
+    async def main() -> int:
+        with uq.Context() as context:
+            context.user_questions.register_provider(AtOnce())
+            for _ in range(5):
+                assert await context.user_questions.ask(request()) == YES
+        return len(asyncio.all_tasks())
+
+    results: List[int] = []
+    runner = threading.Thread(target=lambda: results.append(asyncio.run(main())))
+    with caplog.at_level("ERROR", logger="asyncio"):
+        runner.start()
+        runner.join(30)
+        assert not runner.is_alive(), "asyncio.run did not end"
+        gc.collect()
+    assert results == [1]
+    assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
