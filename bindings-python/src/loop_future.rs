@@ -291,8 +291,8 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 /// `future`'s outcome at once when it settles on its first poll (an `AutoResponder`, a
 /// synchronous Python provider, a failed check, an inbox answered synchronously): the value,
-/// or the error raised. Otherwise a [`PendingAsk`] whose asyncio future on `event_loop`
-/// (running on this thread, or about to run it) completes with the outcome; see
+/// or the error raised. Otherwise a [`PendingAsk`] whose asyncio future on the loop running
+/// on this thread (or marked running: `ask_blocking`'s) completes with the outcome; see
 /// [`drive_on`].
 ///
 /// The first poll uses a no-op waker and builds no Python object; a pending future is polled
@@ -301,21 +301,21 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 ///
 /// While it waits, the loop watches for wakes from threads Python does not know (the core's
 /// deadline timer, a provider's own threads): see `foreign.rs`.
-pub(crate) fn settle_or_drive<'py, F>(
-    event_loop: Bound<'py, PyAny>,
-    future: F,
-) -> PyResult<Bound<'py, PyAny>>
+///
+/// The running loop is looked up only for a future that waits (asyncio's lookup makes a
+/// `getpid` system call each time): an ask that must wait with no loop running on this
+/// thread is withdrawn (its future dropped) and this raises `RuntimeError`.
+pub(crate) fn settle_or_drive<F>(py: Python<'_>, future: F) -> PyResult<Bound<'_, PyAny>>
 where
     F: Future<Output = Completion> + Send + 'static,
 {
-    let py = event_loop.py();
     let mut future: SeamFuture = Box::pin(future);
     let mut cx = TaskContext::from_waker(Waker::noop());
     if let Poll::Ready(completion) = future.as_mut().poll(&mut cx) {
         drop(future);
         return completion(py).map(|value| value.into_bound(py));
     }
-    drive_on(event_loop, future)
+    drive_on(required_loop(py)?, future)
 }
 
 /// A [`PendingAsk`] whose asyncio future on `event_loop` (running on this thread) completes

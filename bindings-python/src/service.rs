@@ -20,7 +20,7 @@ use crate::agents::{AgentMap, PyAgent, PyAgentRegistry};
 use crate::convert::{answer_to_py, plain_request_questions, string_of, to_py, to_value};
 use crate::errors::{SeamError, to_py_err};
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
-use crate::loop_future::{Completion, required_loop, settle_or_drive};
+use crate::loop_future::{Completion, settle_or_drive};
 use crate::provider::PyProvider;
 use crate::terminal::PyTerminalProvider;
 
@@ -235,7 +235,6 @@ impl PyService {
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let event_loop = required_loop(py)?;
         let service = self.service();
         let (parsed, caller) = request_of(request);
         let started = match parsed {
@@ -248,7 +247,7 @@ impl PyService {
         self.warn_journal_error(py);
         let pending = started.map_err(|e| to_py_err(py, &e))?;
         let shared = self.shared.clone();
-        settle_or_drive(event_loop, async move {
+        settle_or_drive(py, async move {
             let outcome = pending.await;
             Box::new(move |py: Python<'_>| {
                 warn_journal(py, &shared);
@@ -270,7 +269,6 @@ impl PyService {
         timeout: Option<&Bound<'py, PyAny>>,
         question: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let event_loop = required_loop(py)?;
         let text = |value: &Bound<'py, PyAny>, what: &str| {
             value
                 .cast::<PyString>()
@@ -293,7 +291,7 @@ impl PyService {
         self.warn_journal_error(py);
         let pending = started.map_err(|e| to_py_err(py, &e))?;
         let shared = self.shared.clone();
-        settle_or_drive(event_loop, async move {
+        settle_or_drive(py, async move {
             let outcome = pending.await;
             Box::new(move |py: Python<'_>| {
                 warn_journal(py, &shared);
@@ -323,7 +321,6 @@ impl PyService {
         timeout: Option<&Bound<'py, PyAny>>,
         key: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let event_loop = required_loop(py)?;
         let exec = (|| {
             let mut exec = ToolExecution::new();
             exec.agent = agent_of(agent)?;
@@ -347,7 +344,7 @@ impl PyService {
             };
         self.warn_journal_error(py);
         let shared = self.shared.clone();
-        settle_or_drive(event_loop, async move {
+        settle_or_drive(py, async move {
             let result = execution.await;
             Box::new(move |py: Python<'_>| {
                 warn_journal(py, &shared);

@@ -554,3 +554,24 @@ async def test_closing_a_waiting_ask_s_coroutine_withdraws_the_ask(ctx: uq.Conte
     assert len(inbox) == 0
     assert [e["type"] for e in events] == ["requested", "resolved"]
     assert events[-1]["outcome"] == "aborted"
+
+
+def test_an_ask_driven_with_no_loop_settles_at_once_or_is_withdrawn(ctx: uq.Context) -> None:
+    # The running loop is looked up only when an ask has to wait: an ask settled at once needs
+    # none; one that would wait, with no loop to wait on, is withdrawn and raises.
+    answering = ctx.user_questions.register_provider(Answering())
+    coroutine = ctx.user_questions.ask(request())
+    with pytest.raises(StopIteration) as stopped:
+        coroutine.send(None)
+    assert stopped.value.value == YES
+    answering.dispose()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Dict[str, Any]] = []
+    inbox.subscribe(events.append)
+    coroutine = ctx.user_questions.ask(request())
+    with pytest.raises(RuntimeError, match="inside a running event loop"):
+        coroutine.send(None)
+    assert len(inbox) == 0
+    assert [e["type"] for e in events] == ["requested", "resolved"]
+    assert events[-1]["outcome"] == "aborted"

@@ -4,7 +4,8 @@ over the native module."""
 from __future__ import annotations
 
 import os
-from typing import Any, Awaitable, Dict, Mapping, Optional, Protocol, Union, cast
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Awaitable, Dict, Mapping, Optional, Protocol, Union, cast
 
 from . import _native
 from ._blocking import run_blocking
@@ -88,10 +89,11 @@ class UserQuestionService:
         the ask: the provider's signal fires and its task is cancelled.
         """
         outcome = self._native.ask(request if type(request) is dict else _plain(request))
+        # (No `cast()` here: it is a call, and this is every ask's path.)
         if isinstance(outcome, dict):  # settled at once
-            return cast(Answer, outcome)
+            return outcome  # type: ignore[return-value]
         try:
-            return cast(Answer, await outcome.future)
+            return await outcome.future  # type: ignore[return-value]
         except BaseException:
             # The task was cancelled (or this coroutine closed): withdraw before it goes on.
             outcome.withdraw()
@@ -211,10 +213,16 @@ class Context:
         self._native = _native.Context(journal)
         self._user_questions = UserQuestionService(self._native.user_questions)
 
-    @property
-    def user_questions(self) -> UserQuestionService:
-        """The user-questions service."""
-        return self._user_questions
+    if TYPE_CHECKING:
+
+        @property
+        def user_questions(self) -> UserQuestionService:
+            """The user-questions service."""
+
+    else:
+        # A property whose getter is C (`attrgetter`), not a Python frame: it is read on
+        # every `ctx.user_questions.ask(...)`.
+        user_questions = property(attrgetter("_user_questions"), doc="The user-questions service.")
 
     @property
     def agents(self) -> AgentRegistry:
