@@ -135,49 +135,84 @@ pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnsw
 pub(crate) fn plain_request_questions(
     request: &Bound<'_, PyAny>,
 ) -> Option<Vec<AskUserQuestionItem>> {
+    plain_request_questions_shape(request).map(|(questions, _)| questions)
+}
+
+/// [`plain_request_questions`], and the questions list itself when it is exactly what
+/// [`questions_to_py`] would build from them (see [`plain_questions_shape`]).
+pub(crate) fn plain_request_questions_shape<'py>(
+    request: &Bound<'py, PyAny>,
+) -> Option<(Vec<AskUserQuestionItem>, Option<Bound<'py, PyList>>)> {
     let request = request.cast::<PyDict>().ok()?;
-    plain_questions(
-        &request
-            .get_item(intern!(request.py(), "questions"))
-            .ok()??,
-    )
+    let questions = request
+        .get_item(intern!(request.py(), "questions"))
+        .ok()??;
+    let (parsed, exact) = plain_questions_shape(&questions)?;
+    let list = exact
+        .then(|| questions.cast_into::<PyList>().ok())
+        .flatten();
+    Some((parsed, list))
 }
 
 /// A questions list of the usual shape, read directly (see [`plain_request_questions`]).
-pub(crate) fn plain_questions<'py>(
+pub(crate) fn plain_questions(questions: &Bound<'_, PyAny>) -> Option<Vec<AskUserQuestionItem>> {
+    plain_questions_shape(questions).map(|(questions, _)| questions)
+}
+
+/// [`plain_questions`], and whether the list is exactly what [`questions_to_py`] would build
+/// from them: no keys but the known ones, `str`, `list` and `dict` objects themselves (not
+/// subclasses). A copy of such a list (`handoff.rs`) is then that.
+pub(crate) fn plain_questions_shape<'py>(
     questions: &Bound<'py, PyAny>,
-) -> Option<Vec<AskUserQuestionItem>> {
+) -> Option<(Vec<AskUserQuestionItem>, bool)> {
     let py = questions.py();
+    let mut exact = questions.is_exact_instance_of::<PyList>();
     let list = questions.cast::<PyList>().ok()?;
     if list.len() > user_questions::limits::MAX_QUESTIONS {
         return None;
     }
     let mut parsed = Vec::with_capacity(list.len());
     for question in list.iter() {
+        exact &= question.is_exact_instance_of::<PyDict>();
         let question = question.cast::<PyDict>().ok()?;
-        let field = |name: &Bound<'py, PyString>| question.get_item(name).ok();
-        let text = |name: &Bound<'py, PyString>| -> Option<Option<String>> {
-            match field(name)? {
+        // The known keys found, and whether every value read is exact.
+        let mut found = 0;
+        let mut text = |name: &Bound<'py, PyString>| -> Option<Option<String>> {
+            match question.get_item(name).ok()? {
                 None => Some(None),
-                Some(value) => plain_string(&value).map(Some),
+                Some(value) => {
+                    found += 1;
+                    exact &= value.is_exact_instance_of::<PyString>();
+                    plain_string(&value).map(Some)
+                }
             }
         };
-        let mut item =
-            AskUserQuestionItem::new(text(intern!(py, "id"))??, text(intern!(py, "question"))??);
+        let id = text(intern!(py, "id"))??;
+        let mut item = AskUserQuestionItem::new(id, text(intern!(py, "question"))??);
         item.detail = text(intern!(py, "detail"))?;
         item.header = text(intern!(py, "header"))?;
+        let field = |name: &Bound<'py, PyString>| question.get_item(name).ok();
         item.options = match field(intern!(py, "options"))? {
             None => None,
             Some(options) => {
+                found += 1;
+                exact &= options.is_exact_instance_of::<PyList>();
                 let options = options.cast::<PyList>().ok()?;
                 let mut parsed = Vec::with_capacity(options.len());
                 for option in options.iter() {
+                    exact &= option.is_exact_instance_of::<PyDict>();
                     let option = option.cast::<PyDict>().ok()?;
-                    let label = plain_string(&option.get_item(intern!(py, "label")).ok()??)?;
+                    let label = option.get_item(intern!(py, "label")).ok()??;
+                    exact &= label.is_exact_instance_of::<PyString>();
+                    let label = plain_string(&label)?;
                     let description = match option.get_item(intern!(py, "description")).ok()? {
                         None => None,
-                        Some(d) => Some(plain_string(&d)?),
+                        Some(d) => {
+                            exact &= d.is_exact_instance_of::<PyString>();
+                            Some(plain_string(&d)?)
+                        }
                     };
+                    exact &= option.len() == 1 + usize::from(description.is_some());
                     parsed.push(AskUserQuestionOption::new(label, description));
                 }
                 Some(parsed)
@@ -185,21 +220,33 @@ pub(crate) fn plain_questions<'py>(
         };
         item.multi_select = match field(intern!(py, "multiSelect"))? {
             None => None,
-            Some(multi) => Some(multi.cast::<PyBool>().ok()?.is_true()),
+            Some(multi) => {
+                found += 1;
+                Some(multi.cast::<PyBool>().ok()?.is_true())
+            }
         };
         item.intent = match field(intern!(py, "intent"))? {
             None => None,
             Some(intent) => {
+                found += 1;
+                exact &= intent.is_exact_instance_of::<PyDict>();
                 let intent = intent.cast::<PyDict>().ok()?;
-                let kind = plain_string(&intent.get_item(intern!(py, "kind")).ok()??)?;
-                let approve = plain_string(&intent.get_item(intern!(py, "approve")).ok()??)?;
-                Some(AskUserQuestionIntent::new(kind, approve))
+                let kind = intent.get_item(intern!(py, "kind")).ok()??;
+                let approve = intent.get_item(intern!(py, "approve")).ok()??;
+                exact &= kind.is_exact_instance_of::<PyString>()
+                    && approve.is_exact_instance_of::<PyString>()
+                    && intent.len() == 2;
+                Some(AskUserQuestionIntent::new(
+                    plain_string(&kind)?,
+                    plain_string(&approve)?,
+                ))
             }
         };
+        exact &= question.len() == found;
         parsed.push(item);
     }
     user_questions::limits::check_question_limits(&parsed).ok()?;
-    Some(parsed)
+    Some((parsed, exact))
 }
 
 fn plain_string(obj: &Bound<'_, PyAny>) -> Option<String> {
@@ -217,16 +264,21 @@ unsafe extern "C" {
 }
 
 /// A Python string's text; `None` when it is not valid UTF-8 (a lone surrogate).
+pub(crate) fn string_of(s: &Bound<'_, PyString>) -> Option<String> {
+    str_of(s, str::to_owned)
+}
+
+/// `read` of a Python string's text; `None` when it is not valid UTF-8 (a lone surrogate).
 ///
-/// On Unix it copies the string's own UTF-8 (for an ASCII string its data itself; CPython
+/// On Unix it reads the string's own UTF-8 (for an ASCII string its data itself; CPython
 /// caches it otherwise) through `PyUnicode_AsUTF8AndSize`, where pyo3's `abi3-py39` build
 /// first encodes each string into a new `bytes` object.
-pub(crate) fn string_of(s: &Bound<'_, PyString>) -> Option<String> {
+pub(crate) fn str_of<R>(s: &Bound<'_, PyString>, read: impl FnOnce(&str) -> R) -> Option<R> {
     #[cfg(unix)]
     {
         let mut size: pyo3::ffi::Py_ssize_t = 0;
         // SAFETY: `s` is a live `str` and the GIL is held; the returned buffer belongs to
-        // `s` and is read (copied) before `s` can go.
+        // `s` and is read before `s` can go.
         let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
         if data.is_null() {
             // The UnicodeEncodeError it raised; the caller reports its own error.
@@ -240,11 +292,11 @@ pub(crate) fn string_of(s: &Bound<'_, PyString>) -> Option<String> {
                 size as usize,
             ))
         };
-        Some(text.to_owned())
+        Some(read(text))
     }
     #[cfg(not(unix))]
     {
-        s.to_cow().ok().map(|s| s.into_owned())
+        s.to_cow().ok().map(|s| read(&s))
     }
 }
 

@@ -18,6 +18,7 @@ mod convert;
 mod eager;
 mod errors;
 mod foreign;
+mod handoff;
 mod inbox;
 mod loop_future;
 mod provider;

@@ -26,9 +26,10 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::AgentMap;
-use crate::convert::{plain_answer, questions_to_py, to_value};
+use crate::convert::{plain_answer, to_value};
 use crate::eager::Eager;
 use crate::errors::from_provider_exception;
+use crate::handoff::questions_to_py;
 
 static ASYNCIO: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 

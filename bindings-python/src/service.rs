@@ -7,7 +7,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use user_questions::tool::{self, ToolExecution, ToolResult};
 use user_questions::{
     AbortSignal, Agent, AskUserQuestionAnswer, AskUserQuestionRequest, Context,
@@ -17,8 +17,9 @@ use user_questions::{
 
 use crate::abort::PyAbortSignal;
 use crate::agents::{AgentMap, PyAgent, PyAgentRegistry};
-use crate::convert::{answer_to_py, plain_request_questions, string_of, to_py, to_value};
+use crate::convert::{answer_to_py, plain_request_questions_shape, string_of, to_py, to_value};
 use crate::errors::{SeamError, to_py_err};
+use crate::handoff::Handoff;
 use crate::inbox::{PyAutoResponder, PyQuestionInbox};
 use crate::loop_future::{Completion, settle_or_drive};
 use crate::provider::PyProvider;
@@ -183,27 +184,33 @@ pub(crate) fn key_of(key: Option<&Bound<'_, PyAny>>) -> Result<Option<String>, U
 /// the core's messages (questions, then timeout, key, agent, signal). JSON text is the wire
 /// request `{"questions": [...], "timeoutMs"?, "key"?}`; it carries no agent or signal.
 /// Also returns the agent, when it is one, for the journal's `refused` line.
+/// And the questions list itself when it is exactly what the provider gets (`handoff.rs`).
 fn request_of<'py>(
     request: &Bound<'py, PyAny>,
 ) -> (
     Result<AskUserQuestionRequest, UserQuestionError>,
     Option<Agent>,
+    Option<Bound<'py, PyList>>,
 ) {
     if let Ok(text) = request.cast::<PyString>() {
         let parsed = match text.to_cow() {
             Ok(text) => AskUserQuestionRequest::from_json(&text),
             Err(_) => Err(bad_request("request is not valid UTF-8")),
         };
-        return (parsed, None);
+        return (parsed, None, None);
     }
     let dict = request.cast::<PyDict>().ok();
     let py = request.py();
     let field = |name: &Bound<'py, PyString>| dict.and_then(|d| d.get_item(name).ok().flatten());
     let agent = agent_of(field(intern!(py, "agent")).as_ref());
     let caller = agent.as_ref().ok().cloned().flatten();
+    let mut exact = None;
     let parsed = (|| {
-        let questions = match plain_request_questions(request) {
-            Some(questions) => questions,
+        let questions = match plain_request_questions_shape(request) {
+            Some((questions, list)) => {
+                exact = list;
+                questions
+            }
             None => parse_request_questions(&to_value(request))?,
         };
         // Present in the dict, None is no value: malformed, like JSON null (§2).
@@ -222,7 +229,7 @@ fn request_of<'py>(
         parsed.key = key;
         Ok(parsed)
     })();
-    (parsed, caller)
+    (parsed, caller, exact)
 }
 
 #[pymethods]
@@ -236,7 +243,9 @@ impl PyService {
         request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let service = self.service();
-        let (parsed, caller) = request_of(request);
+        let (parsed, caller, exact) = request_of(request);
+        // Until the ask has started: its provider is called within `start`.
+        let handoff = Handoff::begin(exact);
         let started = match parsed {
             Ok(request) => service.start(request),
             Err(error) => {
@@ -244,6 +253,7 @@ impl PyService {
                 Err(error)
             }
         };
+        drop(handoff);
         self.warn_journal_error(py);
         let pending = started.map_err(|e| to_py_err(py, &e))?;
         let shared = self.shared.clone();

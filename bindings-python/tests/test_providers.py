@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import gc
 import threading
 from typing import Any, Dict, List, Optional
@@ -72,7 +73,8 @@ async def test_every_field_of_the_questions_and_the_answer_crosses_unchanged(
     ctx: uq.Context,
 ) -> None:
     # The questions a provider gets and the answer the asker gets are built field by field
-    # (convert.rs): each optional field appears exactly when it was given, in wire order.
+    # (convert.rs), or copied from the asker's when those have exactly the known fields
+    # (handoff.rs): each optional field appears exactly when it was given.
     questions: List[Dict[str, Any]] = [
         {
             "id": "plan",
@@ -116,6 +118,77 @@ async def test_every_field_of_the_questions_and_the_answer_crosses_unchanged(
             {"id": "many", "selected": []},
         ]
     }
+
+
+async def test_the_provider_s_questions_are_its_own_copy(ctx: uq.Context) -> None:
+    # Whether copied from the asker's (exactly the known fields) or built anew (other keys,
+    # subclasses): equal data, never the asker's own dicts and lists.
+    class Text(str):
+        pass
+
+    exact: List[Dict[str, Any]] = [
+        {
+            "options": [{"description": "Go ahead", "label": "Yes"}, {"label": "No"}],
+            "question": "Approve?",
+            "id": "go",
+            "detail": "1. do it",
+            "intent": {"approve": "Yes", "kind": "plan-review"},
+        }
+    ]
+    other_keys: List[Dict[str, Any]] = [
+        {"id": "go", "question": "Approve?", "options": [{"label": "Yes", "icon": "✓"}], "x": 1}
+    ]
+    subclass: List[Dict[str, Any]] = [{"id": "go", "question": Text("Approve?")}]
+    seen: List[Any] = []
+
+    class Mutating:
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            questions = req["questions"]
+            seen.append(copy.deepcopy(questions))
+            questions[0]["question"] = "changed"
+            questions[0].setdefault("options", []).append({"label": "added"})
+            if "intent" in questions[0]:
+                questions[0]["intent"]["kind"] = "changed"
+            questions.append({"id": "added"})
+            return YES
+
+    ctx.user_questions.register_provider(Mutating())
+    for questions in (exact, other_keys, subclass):
+        before = copy.deepcopy(questions)
+        assert await ctx.user_questions.ask({"questions": questions}) == YES
+        assert questions == before  # the provider changed only its own copy
+    assert seen[0] == exact
+    assert seen[1] == [{"id": "go", "question": "Approve?", "options": [{"label": "Yes"}]}]
+    assert seen[2] == [{"id": "go", "question": "Approve?"}]
+    assert type(seen[2][0]["question"]) is str
+
+
+async def test_an_ask_started_in_a_provider_s_first_step_hands_its_provider_its_own_questions(
+    ctx: uq.Context,
+) -> None:
+    inner_ctx = uq.Context()
+    outer_questions = [{"id": "outer", "question": "Outer?", "options": [{"label": "Yes"}]}]
+    inner_questions = [{"id": "inner", "question": "Inner?", "options": [{"label": "No"}]}]
+    seen: Dict[str, Any] = {}
+
+    class Inner:
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen["inner"] = req["questions"]
+            return {"answers": [{"id": "inner", "selected": ["No"]}]}
+
+    class Outer:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            seen["outer"] = req["questions"]
+            inner = await inner_ctx.user_questions.ask({"questions": inner_questions})
+            assert inner["answers"][0]["selected"] == ["No"]
+            return {"answers": [{"id": "outer", "selected": ["Yes"]}]}
+
+    with inner_ctx:
+        inner_ctx.user_questions.register_provider(Inner())
+        ctx.user_questions.register_provider(Outer())
+        answer = await ctx.user_questions.ask({"questions": outer_questions})
+    assert answer == {"answers": [{"id": "outer", "selected": ["Yes"]}]}
+    assert seen == {"outer": outer_questions, "inner": inner_questions}
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
