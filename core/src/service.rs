@@ -9,7 +9,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context as TaskContext, Poll};
+use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Instant;
 
 use futures::task::AtomicWaker;
@@ -482,7 +482,8 @@ pub struct PendingAsk {
 enum PendingState {
     /// Reached through the provider's `ask`: waits for the provider or a withdrawal.
     Waiting(Waiting),
-    /// Settled as it started (`answer_at_once`): the outcome, until it is polled.
+    /// Settled as it started (`answer_at_once`, or a provider's future ready at once): the
+    /// outcome, until it is polled.
     Settled(Option<Result<AskUserQuestionAnswer>>),
 }
 
@@ -516,13 +517,7 @@ impl PendingAsk {
             Err(payload) => Some(Err(provider_panicked(&*payload))),
         };
         let state = match at_once {
-            None => PendingState::Waiting(Waiting::begin(
-                registration,
-                request,
-                timeout_ms,
-                strict,
-                record,
-            )),
+            None => Waiting::begin(registration, request, timeout_ms, strict, record),
             Some(outcome) => {
                 // What a waiting ask does with the provider's outcome (no withdrawal can have
                 // been claimed: there was nothing to withdraw yet).
@@ -647,13 +642,17 @@ fn provider_panicked(payload: &(dyn Any + Send)) -> UserQuestionError {
 }
 
 impl Waiting {
+    /// Reaches the provider through its `ask`. A future that is ready when first polled (a
+    /// synchronous provider's), with nothing withdrawing the ask by then (its signal, the
+    /// registration's disposal, a deadline), settles the ask as it starts: no listener is
+    /// registered for a wait that will not happen.
     fn begin(
         registration: Arc<Registration>,
         request: AskUserQuestionRequest,
         timeout_ms: Option<u64>,
         strict: bool,
         record: Option<AskRecord>,
-    ) -> Waiting {
+    ) -> PendingState {
         let AskUserQuestionRequest {
             questions,
             agent,
@@ -682,13 +681,41 @@ impl Waiting {
         };
         let provider = registration.provider.clone();
         let provider_decides = provider.decides_withdrawal_races();
-        let future: ProviderFuture = match catch_unwind(AssertUnwindSafe(|| provider.ask(request)))
-        {
-            Ok(future) => future,
-            Err(payload) => {
-                let error = provider_panicked(&*payload);
-                Box::pin(async move { Err(error) })
+        let mut future: ProviderFuture =
+            match catch_unwind(AssertUnwindSafe(|| provider.ask(request))) {
+                Ok(future) => future,
+                Err(payload) => {
+                    let error = provider_panicked(&*payload);
+                    Box::pin(async move { Err(error) })
+                }
+            };
+        let ready = match catch_unwind(AssertUnwindSafe(|| {
+            future
+                .as_mut()
+                .poll(&mut TaskContext::from_waker(Waker::noop()))
+        })) {
+            Ok(Poll::Ready(outcome)) => Some(outcome),
+            Ok(Poll::Pending) => None,
+            Err(payload) => Some(Err(provider_panicked(&*payload))),
+        };
+        let withdrawn = || {
+            settlement.claimed_reason().is_some()
+                || signal.as_ref().is_some_and(AbortSignal::is_aborted)
+                || registration.disposed.signal().is_aborted()
+        };
+        let held = match ready {
+            Some(outcome) if !withdrawn() => {
+                if let Some(deadline) = &deadline {
+                    deadline.clear();
+                }
+                let result = finish_with_provider(outcome, strict, &questions, None);
+                if let Some(record) = record {
+                    record.settled(&result);
+                }
+                return PendingState::Settled(Some(result));
             }
+            // Withdrawn meanwhile: the outcome waits for the withdrawal, as when polled.
+            outcome => outcome,
         };
         let asker = signal.map(|signal| {
             let s = settlement.clone();
@@ -700,9 +727,9 @@ impl Waiting {
             .signal()
             .on_abort(move || s.withdraw(UserQuestionError::provider_disposed()));
         let listeners = [asker, Some(disposal)];
-        Waiting {
-            provider: Some(future),
-            held: None,
+        PendingState::Waiting(Waiting {
+            provider: held.is_none().then_some(future),
+            held,
             settlement,
             listeners,
             questions,
@@ -711,7 +738,7 @@ impl Waiting {
             strict,
             provider_decides,
             registration: Some(registration),
-        }
+        })
     }
 
     fn provider_signal(&self) -> AbortSignal {

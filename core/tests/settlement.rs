@@ -800,3 +800,121 @@ fn a_provider_that_panics_answering_at_once_fails_the_ask_and_the_seam_goes_on()
     );
     assert_eq!(asks, 0);
 }
+
+/// Starts one ask (with `timeout` when given) through a provider built from `f`; its outcome
+/// on the first poll with a waker that does nothing (`None`: still waiting), whether a
+/// deadline was left armed, and the signals the provider got.
+fn ask_ready(
+    ctx: &Context,
+    f: ProviderFn,
+    signal: Option<AbortSignal>,
+    timeout: Option<Duration>,
+) -> (
+    Option<Result<AskUserQuestionAnswer, UserQuestionError>>,
+    bool,
+    Vec<AbortSignal>,
+) {
+    let (provider, calls, signals) = FnProvider::new(f);
+    let registration = ctx.user_questions().register_provider(provider).unwrap();
+    let mut request = AskUserQuestionRequest::new(questions());
+    request.signal = signal;
+    request.timeout = timeout;
+    let mut pending = ctx.user_questions().start(request).unwrap();
+    let armed = pending.deadline().is_some();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let outcome = match std::pin::Pin::new(&mut pending).poll(&mut cx) {
+        std::task::Poll::Ready(outcome) => Some(outcome),
+        std::task::Poll::Pending => None,
+    };
+    drop(pending);
+    registration.dispose();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let signals = signals.lock().unwrap().clone();
+    (outcome, armed, signals)
+}
+
+#[test]
+fn a_provider_whose_future_is_ready_at_once_settles_the_ask_as_it_starts() {
+    let ctx = Context::new();
+    let (outcome, armed, signals) = ask_ready(
+        &ctx,
+        Box::new(|_| Box::pin(async { Ok(answer("npm")) })),
+        None,
+        Some(Duration::from_secs(60)),
+    );
+    assert_eq!(outcome.unwrap().unwrap(), answer("npm"));
+    assert!(
+        !armed,
+        "no deadline is left armed for an ask settled as it started"
+    );
+    assert!(!signals[0].is_aborted(), "nothing was withdrawn");
+    // An error ready at once goes through the same handling (OK recoded).
+    let (outcome, _, _) = ask_ready(
+        &ctx,
+        Box::new(|_| Box::pin(async { Err(UserQuestionError::new(ErrorCode::Ok, "fine?")) })),
+        None,
+        None,
+    );
+    let error = outcome.unwrap().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ProviderFailed);
+    assert_eq!(
+        error.message(),
+        "the user-questions provider failed with code OK: fine?"
+    );
+}
+
+#[test]
+fn an_ask_withdrawn_while_its_provider_answered_at_once_settles_withdrawn() {
+    // The asker's signal aborted inside the provider's call: the withdrawal wins, and the
+    // provider's signal fires (§4.7), as for a provider that answers later.
+    let ctx = Context::new();
+    let controller = AbortController::new();
+    let aborting = controller.clone();
+    let (outcome, _, signals) = ask_ready(
+        &ctx,
+        Box::new(move |_| {
+            aborting.abort();
+            Box::pin(async { Ok(answer("npm")) })
+        }),
+        Some(controller.signal()),
+        None,
+    );
+    assert_eq!(outcome.unwrap().unwrap_err(), UserQuestionError::aborted());
+    assert!(signals[0].is_aborted());
+
+    // The registration disposed inside the provider's call.
+    let service = ctx.user_questions().clone();
+    let (outcome, _, signals) = ask_ready(
+        &ctx,
+        Box::new(move |_| {
+            service.dispose();
+            Box::pin(async { Ok(answer("npm")) })
+        }),
+        None,
+        None,
+    );
+    let error = outcome.unwrap().unwrap_err();
+    assert_eq!(error.code(), ErrorCode::AskAborted);
+    assert_eq!(error, UserQuestionError::provider_disposed());
+    assert!(signals[0].is_aborted());
+
+    // The deadline passing inside the provider's call (it answers once its signal fired).
+    let ctx = Context::new();
+    let (outcome, _, signals) = ask_ready(
+        &ctx,
+        Box::new(|request: ProviderRequest| {
+            for _ in 0..10_000 {
+                if request.signal.is_aborted() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Box::pin(async { Ok(answer("npm")) })
+        }),
+        None,
+        Some(Duration::from_millis(1)),
+    );
+    let error = outcome.unwrap().unwrap_err();
+    assert_eq!(error, UserQuestionError::timed_out(1));
+    assert!(signals[0].is_aborted());
+}
