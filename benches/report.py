@@ -210,7 +210,7 @@ def main():
         ("`require('user-questions')` (in a fresh node, median)", "node.require", "ms"),
         ("stripped `libuser_questions.so` (C ABI)", "size.libuser_questions_so", "B"),
         ("stripped Node addon (`.node`)", "size.node_addon", "B"),
-        ("stripped Python extension (`_native.abi3.so`)", "size.python_ext", "B"),
+        ("stripped Python extension (`_native.cpython-*.so`)", "size.python_ext", "B"),
     ]:
         x = g(key)
         if x is None:

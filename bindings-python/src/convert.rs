@@ -253,51 +253,16 @@ fn plain_string(obj: &Bound<'_, PyAny>) -> Option<String> {
     string_of(obj.cast::<PyString>().ok()?)
 }
 
-#[cfg(unix)]
-unsafe extern "C" {
-    /// A public CPython function since 3.3 (exported by every CPython this package runs on);
-    /// the limited API lists it only from 3.10, so pyo3's `abi3-py39` build does not use it.
-    fn PyUnicode_AsUTF8AndSize(
-        unicode: *mut pyo3::ffi::PyObject,
-        size: *mut pyo3::ffi::Py_ssize_t,
-    ) -> *const std::ffi::c_char;
-}
-
 /// A Python string's text; `None` when it is not valid UTF-8 (a lone surrogate).
 pub(crate) fn string_of(s: &Bound<'_, PyString>) -> Option<String> {
     str_of(s, str::to_owned)
 }
 
-/// `read` of a Python string's text; `None` when it is not valid UTF-8 (a lone surrogate).
-///
-/// On Unix it reads the string's own UTF-8 (for an ASCII string its data itself; CPython
-/// caches it otherwise) through `PyUnicode_AsUTF8AndSize`, where pyo3's `abi3-py39` build
-/// first encodes each string into a new `bytes` object.
+/// `read` of a Python string's text, borrowed (for an ASCII string its data itself; CPython
+/// caches the UTF-8 of others); `None` when it is not valid UTF-8 (a lone surrogate: the
+/// `UnicodeEncodeError` is dropped, the caller reports its own error).
 pub(crate) fn str_of<R>(s: &Bound<'_, PyString>, read: impl FnOnce(&str) -> R) -> Option<R> {
-    #[cfg(unix)]
-    {
-        let mut size: pyo3::ffi::Py_ssize_t = 0;
-        // SAFETY: `s` is a live `str` and the GIL is held; the returned buffer belongs to
-        // `s` and is read before `s` can go.
-        let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
-        if data.is_null() {
-            // The UnicodeEncodeError it raised; the caller reports its own error.
-            drop(PyErr::take(s.py()));
-            return None;
-        }
-        // SAFETY: CPython gives `size` bytes of valid UTF-8 at `data`.
-        let text = unsafe {
-            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-                data.cast::<u8>(),
-                size as usize,
-            ))
-        };
-        Some(read(text))
-    }
-    #[cfg(not(unix))]
-    {
-        s.to_cow().ok().map(|s| read(&s))
-    }
+    s.to_str().ok().map(read)
 }
 
 /// Converts a JSON value to plain Python data (dict, list, str, int, float, bool, None).
