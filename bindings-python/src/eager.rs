@@ -60,9 +60,11 @@ struct Api {
     spares: Option<SpareApi>,
 }
 
-/// `asyncio.tasks._register_task` and `_unregister_task` (which keep `asyncio.all_tasks()`),
-/// `weakref.getweakrefcount` and `contextvars.Context`.
+/// `asyncio.BaseEventLoop`, `asyncio.tasks._register_task` and `_unregister_task` (which keep
+/// `asyncio.all_tasks()`), `weakref.getweakrefcount` and `contextvars.Context`.
 struct SpareApi {
+    /// `asyncio.BaseEventLoop`.
+    base_event_loop: Py<PyAny>,
     register_task: Py<PyAny>,
     unregister_task: Py<PyAny>,
     weakref_count: Py<PyAny>,
@@ -479,6 +481,13 @@ impl Spare {
         spares: &SpareApi,
         event_loop: &Bound<'py, PyAny>,
     ) -> Option<(Bound<'py, SpareSlot>, Spare)> {
+        // An asyncio loop (a `__dict__`, the `_ready` queue); others (uvloop) pay nothing here.
+        if !event_loop
+            .is_instance(spares.base_event_loop.bind(py))
+            .unwrap_or(false)
+        {
+            return None;
+        }
         let name = intern!(py, "_user_questions_spare_task");
         let slot = match event_loop.getattr_opt(name).ok()? {
             Some(slot) => slot.cast_into::<SpareSlot>().ok()?,
@@ -587,11 +596,17 @@ impl Spare {
             state.context = Some(context.clone().unbind());
         }
         let task = self.task.bind(py);
-        spares.register_task.bind(py).call1((task,))?;
+        // Listed only once scheduled: a listed task that never runs would hang `asyncio.run`'s
+        // end (it awaits every task left).
         task.setattr(intern!(py, "_log_destroy_pending"), true)?;
-        event_loop
-            .getattr(intern!(py, "_ready"))?
-            .call_method1(intern!(py, "append"), (&self.handle,))?;
+        spares.register_task.bind(py).call1((task,))?;
+        let scheduled = event_loop
+            .getattr(intern!(py, "_ready"))
+            .and_then(|ready| ready.call_method1(intern!(py, "append"), (&self.handle,)));
+        if let Err(err) = scheduled {
+            let _ = spares.unregister_task.bind(py).call1((task,));
+            return Err(err);
+        }
         Ok(self.task)
     }
 }
@@ -721,6 +736,12 @@ fn retire(
 
 fn spare_api(py: Python<'_>, tasks: &Bound<'_, PyModule>) -> Option<SpareApi> {
     Some(SpareApi {
+        base_event_loop: py
+            .import("asyncio")
+            .ok()?
+            .getattr("BaseEventLoop")
+            .ok()?
+            .unbind(),
         register_task: tasks.getattr("_register_task").ok()?.unbind(),
         unregister_task: tasks.getattr("_unregister_task").ok()?.unbind(),
         weakref_count: py
