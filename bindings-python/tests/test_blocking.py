@@ -138,6 +138,51 @@ def test_a_loop_left_watching_a_socket_is_closed(ctx: uq.Context) -> None:
         b.close()
 
 
+def test_a_kept_loop_left_watching_a_socket_is_closed_after_a_waiting_ask_too(
+    ctx: uq.Context,
+) -> None:
+    # A waiting ask leaves the package's own reader on the kept loop (two selector keys with
+    # the self-pipe); a socket a provider leaves watched is still seen (the count moved).
+    inbox = uq.QuestionInbox()
+    registration = ctx.user_questions.register_provider(inbox)
+    recorder = LoopRecorder()
+
+    def answer_when_pending() -> None:
+        deadline = time.monotonic() + 10
+        while not inbox.pending() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        inbox.answer(inbox.pending()[0]["ticket"], YES)
+
+    thread = threading.Thread(target=answer_when_pending)
+    thread.start()
+    assert ctx.user_questions.ask_blocking(request()) == YES
+    thread.join(10)
+    registration.dispose()
+    registration = ctx.user_questions.register_provider(recorder)
+    for _ in range(2):  # kept: idle with its two keys, call after call
+        assert ctx.user_questions.ask_blocking(request()) == YES
+    kept = recorder.loops[0]
+    assert recorder.loops[1] is kept and not kept.is_closed()
+    assert len(kept._selector.get_map()) == 2  # type: ignore[attr-defined]
+    registration.dispose()
+    a, b = socket.socketpair()
+
+    class Watches(LoopRecorder):
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            super().ask(req)
+            asyncio.get_running_loop().add_reader(a.fileno(), lambda: None)
+            return YES
+
+    watching = Watches()
+    ctx.user_questions.register_provider(watching)
+    try:
+        assert ctx.user_questions.ask_blocking(request()) == YES
+        assert watching.loops[0] is kept and kept.is_closed()
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_loop_whose_default_executor_ran_is_shut_down(ctx: uq.Context) -> None:
     # The executor's threads are joined before ask_blocking returns (the autouse fixture
     # checks that no thread is left behind).

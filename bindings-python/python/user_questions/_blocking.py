@@ -27,11 +27,14 @@ class _PrivateLoop:
     thread ends (the thread-local holding it goes), at interpreter exit (main thread), or as
     soon as a call leaves anything on it (see ``_tidy``)."""
 
-    __slots__ = ("loop", "pid")
+    __slots__ = ("loop", "pid", "idle_keys")
 
     def __init__(self) -> None:
         self.loop: Optional[asyncio.AbstractEventLoop] = asyncio.new_event_loop()
         self.pid = os.getpid()
+        #: How many selector keys the loop had when last found idle (its self-pipe; then
+        #: this package's reader too): the same count again needs no scan of the keys.
+        self.idle_keys = 1
 
     def close(self) -> None:
         loop, self.loop = self.loop, None
@@ -76,20 +79,29 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_discard_private_loop)
 
 
-def _is_idle(loop: asyncio.AbstractEventLoop) -> bool:
+def _is_idle(loop: asyncio.AbstractEventLoop, holder: Optional[_PrivateLoop] = None) -> bool:
     """Nothing ready, scheduled, watched (beyond the loop's own self-pipe and this package's
     reader for foreign wakes) or started on ``loop``: it can serve the next call as if
     new. (Private attributes of asyncio's selector loop; a loop without them is never
-    reused.)"""
+    reused.) With ``loop``'s holder, as many selector keys as when it was last found idle are
+    those same keys (nothing else removes the loop's own), with no scan."""
     selector = getattr(loop, "_selector", None)
-    return (
-        not getattr(loop, "_ready", True)
-        and not getattr(loop, "_scheduled", True)
-        and getattr(loop, "_default_executor", True) is None
-        and not getattr(loop, "_asyncgens", True)
-        and selector is not None
-        and sum(not _ours(key) for key in selector.get_map().values()) <= 1
-    )
+    if (
+        getattr(loop, "_ready", True)
+        or getattr(loop, "_scheduled", True)
+        or getattr(loop, "_default_executor", True) is not None
+        or getattr(loop, "_asyncgens", True)
+        or selector is None
+    ):
+        return False
+    keys = selector.get_map()
+    count = len(keys)
+    if holder is not None and count == holder.idle_keys:
+        return True
+    idle = sum(not _ours(key) for key in keys.values()) <= 1
+    if idle and holder is not None:
+        holder.idle_keys = count
+    return idle
 
 
 def _ours(key: Any) -> bool:
@@ -104,13 +116,14 @@ def _tidy(loop: asyncio.AbstractEventLoop, ran: bool) -> None:
     """After a blocking call: keep this thread's loop when the call left nothing on it, else
     shut it down as ``asyncio.run`` would (cancel its tasks, finish async generators and the
     default executor, close) and start afresh next time."""
-    closed = loop.is_closed()  # by the provider
-    if not closed and _is_idle(loop) and not (ran and asyncio.all_tasks(loop)):
-        return
     holder: Optional[_PrivateLoop] = getattr(_local, "holder", None)
-    if holder is not None and holder.loop is loop:
+    mine = holder if holder is not None and holder.loop is loop else None
+    closed = loop.is_closed()  # by the provider
+    if not closed and _is_idle(loop, mine) and not (ran and asyncio.all_tasks(loop)):
+        return
+    if mine is not None:
         _local.holder = None
-        holder.loop = None
+        mine.loop = None
     if not closed:
         _shut_down(loop)
 
