@@ -45,6 +45,27 @@ class AsyncLoopRecorder:
         return YES
 
 
+class Watching(LoopRecorder):
+    """A synchronous provider that leaves its loop watching a socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self.sock = sock
+
+    def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        super().ask(req)
+        asyncio.get_running_loop().add_reader(self.sock.fileno(), lambda: None)
+        return YES
+
+
+def _answer_when_pending(inbox: uq.QuestionInbox) -> None:
+    """Answers the inbox's first question YES once there is one (on another thread)."""
+    deadline = time.monotonic() + 10
+    while not inbox.pending() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    inbox.answer(inbox.pending()[0]["ticket"], YES)
+
+
 def test_ask_blocking_keeps_one_idle_loop_per_thread(ctx: uq.Context) -> None:
     provider = LoopRecorder()
     ctx.user_questions.register_provider(provider)
@@ -121,14 +142,7 @@ def test_a_loop_left_with_work_on_it_is_shut_down_and_replaced(ctx: uq.Context) 
 
 def test_a_loop_left_watching_a_socket_is_closed(ctx: uq.Context) -> None:
     a, b = socket.socketpair()
-
-    class Watches(LoopRecorder):
-        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
-            super().ask(req)
-            asyncio.get_running_loop().add_reader(a.fileno(), lambda: None)
-            return YES
-
-    provider = Watches()
+    provider = Watching(a)
     ctx.user_questions.register_provider(provider)
     try:
         assert ctx.user_questions.ask_blocking(request()) == YES
@@ -146,14 +160,7 @@ def test_a_kept_loop_left_watching_a_socket_is_closed_after_a_waiting_ask_too(
     inbox = uq.QuestionInbox()
     registration = ctx.user_questions.register_provider(inbox)
     recorder = LoopRecorder()
-
-    def answer_when_pending() -> None:
-        deadline = time.monotonic() + 10
-        while not inbox.pending() and time.monotonic() < deadline:
-            time.sleep(0.001)
-        inbox.answer(inbox.pending()[0]["ticket"], YES)
-
-    thread = threading.Thread(target=answer_when_pending)
+    thread = threading.Thread(target=_answer_when_pending, args=(inbox,))
     thread.start()
     assert ctx.user_questions.ask_blocking(request()) == YES
     thread.join(10)
@@ -166,14 +173,7 @@ def test_a_kept_loop_left_watching_a_socket_is_closed_after_a_waiting_ask_too(
     assert len(kept._selector.get_map()) == 2  # type: ignore[attr-defined]
     registration.dispose()
     a, b = socket.socketpair()
-
-    class Watches(LoopRecorder):
-        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
-            super().ask(req)
-            asyncio.get_running_loop().add_reader(a.fileno(), lambda: None)
-            return YES
-
-    watching = Watches()
+    watching = Watching(a)
     ctx.user_questions.register_provider(watching)
     try:
         assert ctx.user_questions.ask_blocking(request()) == YES
@@ -218,15 +218,8 @@ def test_errors_raise_at_once_and_keep_the_loop(ctx: uq.Context) -> None:
 def test_an_inbox_ask_blocking_waits_for_the_answer_from_another_thread(ctx: uq.Context) -> None:
     inbox = uq.QuestionInbox()
     ctx.user_questions.register_provider(inbox)
-
-    def answer_when_pending() -> None:
-        deadline = time.monotonic() + 10
-        while not inbox.pending() and time.monotonic() < deadline:
-            time.sleep(0.001)
-        inbox.answer(inbox.pending()[0]["ticket"], YES)
-
     for _ in range(3):
-        thread = threading.Thread(target=answer_when_pending)
+        thread = threading.Thread(target=_answer_when_pending, args=(inbox,))
         thread.start()
         assert ctx.user_questions.ask_blocking(request()) == YES
         thread.join(10)
