@@ -531,8 +531,10 @@ impl PendingAsk {
         PendingAsk { state }
     }
 
-    /// The signal the provider received; it fires when this ask is withdrawn. (An ask settled
-    /// as it started gave its provider none: a signal that never fires.)
+    /// The signal the provider received; it fires when this ask is withdrawn. (For an ask
+    /// settled as it started, a signal that never fires: there is nothing left to withdraw,
+    /// and a provider that got a signal, one whose future was ready at once, never sees it
+    /// fire either.)
     pub fn provider_signal(&self) -> AbortSignal {
         match &self.state {
             PendingState::Waiting(waiting) => waiting.provider_signal(),
