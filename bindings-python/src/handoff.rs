@@ -11,7 +11,10 @@
 //! the core's `start`, which calls the provider). The provider's request takes it, checked
 //! against what the core passes on (the count and the ids); what is not taken is dropped
 //! when the ask has started. An ask started within (a provider asking in turn) has its own
-//! and restores the outer one.
+//! and restores the outer one. Between reading the list and copying it no Python code of
+//! the asker's runs, with one exception no check here catches: a `__del__` run by the
+//! garbage collector in between that changes the asker's question dicts (other than their
+//! ids) would reach the provider's copy, not the questions the core checked.
 //!
 //! (The other way, a copy of a provider's answer dict for the asker, was measured and left:
 //! checking it against the core's answer costs more than building the dict.)
