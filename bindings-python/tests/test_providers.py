@@ -163,6 +163,39 @@ async def test_the_provider_s_questions_are_its_own_copy(ctx: uq.Context) -> Non
     assert type(seen[2][0]["question"]) is str
 
 
+async def test_the_garbage_collector_runs_as_before_around_and_inside_every_ask(
+    ctx: uq.Context,
+) -> None:
+    # It is held off only between reading the asker's questions and copying them for a
+    # Python provider (handoff.rs): on again inside the provider and after every kind of ask;
+    # left off when the host turned it off.
+    inside: List[bool] = []
+
+    class Looking:
+        def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            inside.append(gc.isenabled())
+            return YES
+
+    registration = ctx.user_questions.register_provider(Looking())
+    assert await ctx.user_questions.ask(request()) == YES
+    assert inside == [True] and gc.isenabled()
+    with pytest.raises(uq.UserQuestionError):
+        await ctx.user_questions.ask({"questions": []})
+    assert gc.isenabled()
+    registration.dispose()
+    registration = ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    assert (await ctx.user_questions.ask(request()))["answers"]
+    assert gc.isenabled()
+    registration.dispose()
+    ctx.user_questions.register_provider(Looking())
+    gc.disable()
+    try:
+        assert await ctx.user_questions.ask(request()) == YES
+        assert inside == [True, False] and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 async def test_an_ask_started_in_a_provider_s_first_step_hands_its_provider_its_own_questions(
     ctx: uq.Context,
 ) -> None:
