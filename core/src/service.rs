@@ -518,15 +518,7 @@ impl PendingAsk {
         };
         let state = match at_once {
             None => Waiting::begin(registration, request, timeout_ms, strict, record),
-            Some(outcome) => {
-                // What a waiting ask does with the provider's outcome (no withdrawal can have
-                // been claimed: there was nothing to withdraw yet).
-                let result = finish_with_provider(outcome, strict, &request.questions, None);
-                if let Some(record) = record {
-                    record.settled(&result);
-                }
-                PendingState::Settled(Some(result))
-            }
+            Some(outcome) => settled_at_once(outcome, strict, &request.questions, record),
         };
         PendingAsk { state }
     }
@@ -565,6 +557,21 @@ impl Future for PendingAsk {
             })),
         }
     }
+}
+
+/// An ask settled as it starts: what a waiting ask does with the provider's outcome (no
+/// withdrawal can have been claimed), and the journal's `settled` line.
+fn settled_at_once(
+    outcome: Result<AskUserQuestionAnswer>,
+    strict: bool,
+    questions: &[AskUserQuestionItem],
+    record: Option<AskRecord>,
+) -> PendingState {
+    let result = finish_with_provider(outcome, strict, questions, None);
+    if let Some(record) = record {
+        record.settled(&result);
+    }
+    PendingState::Settled(Some(result))
 }
 
 /// A provider's outcome as the asker gets it: an answer checked when `strict`; an error
@@ -710,11 +717,7 @@ impl Waiting {
                 if let Some(deadline) = &deadline {
                     deadline.clear();
                 }
-                let result = finish_with_provider(outcome, strict, &questions, None);
-                if let Some(record) = record {
-                    record.settled(&result);
-                }
-                return PendingState::Settled(Some(result));
+                return settled_at_once(outcome, strict, &questions, record);
             }
             // Withdrawn meanwhile: the outcome waits for the withdrawal, as when polled.
             outcome => outcome,
