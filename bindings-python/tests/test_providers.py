@@ -799,23 +799,44 @@ def test_a_loop_whose_providers_answered_at_once_ends_and_is_collected_cleanly(
     assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
 
 
+class _NamingItsTask:
+    """An async provider answering at once that records its task's name (not the task:
+    keeping it would end a spare task)."""
+
+    def __init__(self) -> None:
+        self.names: List[str] = []
+
+    async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        self.names.append(task.get_name())
+        return YES
+
+
+class _WaitingOnce:
+    """An async provider that waits once, recording its task before and after."""
+
+    def __init__(self) -> None:
+        self.tasks: List[Optional["asyncio.Task[Any]"]] = []
+
+    async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        self.tasks.append(asyncio.current_task())
+        await asyncio.sleep(0)
+        self.tasks.append(asyncio.current_task())
+        return YES
+
+
 async def test_async_providers_answering_at_once_share_one_spare_task_per_loop(
     ctx: uq.Context,
 ) -> None:
-    names: List[str] = []
+    provider = _NamingItsTask()
     asker = asyncio.current_task()
-
-    class AtOnce:
-        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
-            task = asyncio.current_task()
-            assert task is not None and task is not asker
-            names.append(task.get_name())
-            return YES
-
-    ctx.user_questions.register_provider(AtOnce())
+    assert asker is not None
+    ctx.user_questions.register_provider(provider)
     for _ in range(3):
         assert await ctx.user_questions.ask(request()) == YES
-    assert len(names) == 3 and len(set(names)) == 1
+    assert len(provider.names) == 3 and len(set(provider.names)) == 1
+    assert asker.get_name() not in provider.names
 
 
 class _LoopWithoutSpare(asyncio.SelectorEventLoop):
@@ -829,30 +850,16 @@ class _LoopWithoutSpare(asyncio.SelectorEventLoop):
 def test_without_a_spare_task_each_eager_first_step_gets_a_task_of_its_own() -> None:
     # What a loop that cannot keep a spare (and Python 3.14) does: a task per eager start,
     # done at once when the coroutine answers in its first step.
-    tasks: List[Optional["asyncio.Task[Any]"]] = []
-    names: List[str] = []
-
-    class AtOnce:
-        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
-            task = asyncio.current_task()
-            assert task is not None
-            names.append(task.get_name())  # (keeping the task would end a spare too)
-            return YES
-
-    class Waiting:
-        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
-            tasks.append(asyncio.current_task())
-            await asyncio.sleep(0)
-            tasks.append(asyncio.current_task())
-            return YES
+    at_once = _NamingItsTask()
+    waiting = _WaitingOnce()
 
     async def main() -> List[Any]:
         with uq.Context() as context:
-            registration = context.user_questions.register_provider(AtOnce())
+            registration = context.user_questions.register_provider(at_once)
             for _ in range(2):
                 assert await context.user_questions.ask(request()) == YES
             registration.dispose()
-            context.user_questions.register_provider(Waiting())
+            context.user_questions.register_provider(waiting)
             assert await context.user_questions.ask(request()) == YES
         return [t for t in asyncio.all_tasks() if not t.done()]
 
@@ -862,6 +869,7 @@ def test_without_a_spare_task_each_eager_first_step_gets_a_task_of_its_own() -> 
     finally:
         loop.close()
     assert len(left) == 1  # main's own task
-    assert len(set(names)) == 2  # a task each (a spare would have kept its name)
+    assert len(set(at_once.names)) == 2  # a task each (a spare would have kept its name)
+    tasks = waiting.tasks
     assert all(t is not None and t.done() for t in tasks)
     assert len(tasks) == 2 and tasks[0] is tasks[1]
