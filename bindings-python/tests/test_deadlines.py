@@ -467,17 +467,21 @@ elif mode == "blocking in a daemon thread":
     ]
     for t in threads:
         t.start()
-    # Exit once each thread waits in its loop's selector (or is done), not while it is still
-    # inside the extension starting its ask: CPython < 3.14 ends a daemon thread that wants
-    # the GIL back after exit began by unwinding its stack (pthread_exit), which no extension
-    # survives when the thread is inside one of its calls (README: "Daemon threads").
+    # Exit once each thread is done, or waits in its loop's selector with its deadline far
+    # off; never while it may be inside the extension, starting its ask or settling it as
+    # the deadline passes: CPython < 3.14 ends a daemon thread that wants the GIL back after
+    # exit began by unwinding its stack (pthread_exit), which no extension survives when the
+    # thread is inside one of its calls (README: "Daemon threads").
+    far_off = seconds >= 60
     def waiting(t):
         frame = sys._current_frames().get(t.ident)
-        return not t.is_alive() or (frame is not None and frame.f_code.co_name == "select")
+        selecting = frame is not None and frame.f_code.co_name == "select"
+        return not t.is_alive() or (far_off and selecting)
     for _ in range(10000):
         if all(waiting(t) for t in threads):
             break
         time.sleep(0.001)
+    assert all(waiting(t) for t in threads), "a thread is still settling its ask"
 if len(sys.argv) > 3:
     time.sleep(float(sys.argv[3]))  # the deadline passes with the loop not running
 print("exiting", flush=True)
@@ -485,7 +489,10 @@ print("exiting", flush=True)
 
 
 @pytest.mark.parametrize("mode", ["loop left open", "blocking in a daemon thread"])
-@pytest.mark.parametrize("timing", [("0.001",), ("0.02",), ("0.005", "0.05")])
+# Deadlines: passing at about exit, passing soon after, passing while the main thread sleeps
+# (the loop left open is not running then), and far off (a hang at exit until it passes
+# would meet the subprocess's timeout).
+@pytest.mark.parametrize("timing", [("0.001",), ("0.02",), ("0.005", "0.05"), ("600",)])
 def test_interpreter_exit_with_a_pending_ask_with_a_deadline_is_clean(
     mode: str, timing: Any
 ) -> None:
