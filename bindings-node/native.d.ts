@@ -76,14 +76,19 @@ export declare class NativeContext {
    * (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
    * settled while it started (an auto-responder's answer, a provider that fails at once),
    * else as a Promise that resolves once it settles.
+   *
+   * `held`: the JS layer holds a copy of the request's questions (the very data it sent as
+   * text) for a JS provider: a provider call that takes the fast path then leaves them out
+   * of its payload (`{"call":n,…}`), and the JS layer hands the provider its copy.
    */
-  ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null): string | Promise<string>
+  ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null, held?: boolean | undefined | null): string | Promise<string>
   /**
    * `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
-   * a bound function (see the `raw` module): `(questionsJson) => string | Promise<string>`,
-   * the outcome of `ask('{"questions":' + questionsJson + '}')`.
+   * a bound function (see the `raw` module): `(questionsJson, held?) => string |
+   * Promise<string>`, the outcome of `ask('{"questions":' + questionsJson + '}', null,
+   * null, held)` (`held`: only `true` counts).
    */
-  asker(): (questionsJson: string) => string | Promise<string>
+  asker(): (questionsJson: string, held?: boolean) => string | Promise<string>
   /**
    * Starts a plan review (§17): the request is JSON text
    * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the
@@ -186,7 +191,11 @@ export declare class NativeProviderCalls {
    * outcome then comes as `dispatch(call, null, outcome)`).
    */
   settle(call: number, outcome: string): string | null
-  /** `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`. */
+  /**
+   * `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`,
+   * except that an ask's outcome text that is `outcome` itself, byte for byte (an answer
+   * the core took as given), comes back as `""`: the caller has it already.
+   */
   settler(): (call: number, outcome: string) => string | null
 }
 

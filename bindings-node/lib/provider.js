@@ -4,6 +4,7 @@
 
 const { agentByKey } = require('./agents.js')
 const { describe, isUserQuestionError } = require('./errors.js')
+const { answerCopy } = require('./snapshot.js')
 
 /**
  * The outcome JSON of one provider call; never throws.
@@ -42,11 +43,17 @@ const resolved = Promise.resolve()
  */
 
 /**
+ * An ask's outcome as the asker reads it: its text, or on the fast path the answer itself
+ * when the core took the provider's answer as given (a copy of it: see `snapshot.js`).
+ * @typedef {string | { answer: import('./snapshot.js').AnswerCopy | unknown }} Outcome
+ */
+
+/**
  * One call of a JS provider: its `request.signal`'s controller (made when the provider first
  * reads the signal), whether it was withdrawn, and — on the fast path — how its asker waits.
  */
 class Call {
-  /** @param {((text: string) => void) | undefined} resolve */
+  /** @param {((outcome: Outcome) => void) | undefined} resolve */
   constructor(resolve) {
     /** @type {AbortController | undefined} */
     this.controller = undefined
@@ -74,7 +81,7 @@ class Call {
 /**
  * @typedef {{
  *   dispatch: (call: number, payload: string | null, outcome?: string) => void,
- *   run: (payload: string) => Promise<string>,
+ *   run: (payload: string, questions?: unknown[]) => Promise<Outcome>,
  * }} Dispatcher
  */
 
@@ -92,7 +99,9 @@ class Call {
  *
  * `run` is the fast path (an ask started on this thread: the native ask returned the payload
  * `{"call":n,…}` instead of calling `dispatch`): it runs the provider as `dispatch` would and
- * resolves with the ask's outcome text.
+ * resolves with the ask's outcome. Its `questions`, when given, are the copy the asker's side
+ * holds (the payload leaves them out); and a provider's answer that is plain data is sent as a
+ * copy, which is what the asker gets when the core takes it as given (`settle` returns `""`).
  *
  * A call withdrawn before its microtask ran never reaches the provider. A provider Promise
  * that never settles leaves its ask waiting (the native side holds the call, not the
@@ -110,8 +119,9 @@ function dispatcherFor(provider, calls) {
    * @param {number} call
    * @param {Call} record
    * @param {string} outcome
+   * @param {import('./snapshot.js').AnswerCopy} [answer] the copy `outcome` is the JSON of
    */
-  const finish = (call, record, outcome) => {
+  const finish = (call, record, outcome, answer) => {
     let text
     try {
       text = settle(call, outcome)
@@ -124,7 +134,8 @@ function dispatcherFor(provider, calls) {
       if (waiting.get(call) === record) waiting.delete(call)
     } else if (text != null && waiting.get(call) === record) {
       waiting.delete(call)
-      record.resolve(text)
+      // "": the ask's outcome is `outcome` itself (an answer the core took as given).
+      record.resolve(text !== '' ? text : answer !== undefined ? { answer } : outcome)
     }
   }
   /** @type {Dispatcher['dispatch']} */
@@ -148,8 +159,9 @@ function dispatcherFor(provider, calls) {
     resolved.then(() => runProvider(provider, call, JSON.parse(payload), record, finish))
   }
   /** @type {Dispatcher['run']} */
-  const run = (payload) => {
+  const run = (payload, questions) => {
     const parsed = JSON.parse(payload)
+    if (questions !== undefined) parsed.questions = questions
     const call = parsed.call
     return new Promise((resolve) => {
       const record = new Call(resolve)
@@ -160,8 +172,41 @@ function dispatcherFor(provider, calls) {
   return { dispatch, run }
 }
 
-/** The request's own call (not enumerable, so never copied by a spread). */
-const kCall = Symbol('call')
+/** A constructor that returns the object it is given: a subclass stamps its fields on it. */
+class Stamp {
+  /** @param {object} object */
+  constructor(object) {
+    return object
+  }
+}
+
+/**
+ * A request's own call, kept in a private field stamped on the request: invisible to the
+ * provider (no property, no symbol, never copied by a spread) and cheaper to add than a
+ * non-enumerable property (a `defineProperty`).
+ */
+class CallOf extends Stamp {
+  /** @type {Call} */
+  #call
+
+  /**
+   * @param {object} request
+   * @param {Call} call
+   */
+  constructor(request, call) {
+    super(request)
+    this.#call = call
+  }
+
+  /**
+   * The call stamped on `request`.
+   * @param {object} request
+   * @returns {Call}
+   */
+  static of(request) {
+    return /** @type {CallOf} */ (request).#call
+  }
+}
 
 /**
  * One accessor pair for every request: V8 shares the shape of objects whose accessors are the
@@ -170,7 +215,7 @@ const kCall = Symbol('call')
  */
 const signalProperty = {
   get() {
-    return this[kCall].signal
+    return CallOf.of(this).signal
   },
   set(value) {
     Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true })
@@ -189,7 +234,7 @@ const signalProperty = {
  * @param {Call} record
  */
 function signalOf(request, record) {
-  Object.defineProperty(request, kCall, { value: record })
+  new CallOf(request, record) // stamps `record` on `request`
   Object.defineProperty(request, 'signal', signalProperty)
 }
 
@@ -198,7 +243,7 @@ function signalOf(request, record) {
  * @param {number} call
  * @param {{ questions: unknown, agentKey?: number, expiresAt?: string, key?: string }} payload
  * @param {Call} record
- * @param {(call: number, record: Call, outcome: string) => void} finish
+ * @param {(call: number, record: Call, outcome: string, answer?: import('./snapshot.js').AnswerCopy) => void} finish
  */
 function runProvider(provider, call, payload, record, finish) {
   // Withdrawn already: the asker has (or is about to get) its outcome, and the native side
@@ -223,7 +268,12 @@ function runProvider(provider, call, payload, record, finish) {
   }
   // As `await` would: a thenable is followed, anything else is the answer.
   Promise.resolve(result).then(
-    (answer) => finish(call, record, outcomeOf(answer)),
+    (answer) => {
+      // On the fast path a plain answer goes as a copy, which the asker can then get as it is.
+      const copy = record.resolve === undefined ? undefined : answerCopy(answer)
+      if (copy === undefined) finish(call, record, outcomeOf(answer))
+      else finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
+    },
     (err) => finish(call, record, failureOf(err)),
   )
 }

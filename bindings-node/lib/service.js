@@ -10,6 +10,7 @@ const { withDispose } = require('./dispose.js')
 const { UserQuestionError, callNative, invalidArgument, toJson } = require('./errors.js')
 const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
 const { dispatcherFor } = require('./provider.js')
+const { questionsCopy } = require('./snapshot.js')
 const { TerminalProvider, terminalNativeOf } = require('./terminal.js')
 const { RemoteProvider, WebProvider, remoteNativeOf, webNativeOf } = require('./web.js')
 
@@ -153,8 +154,8 @@ class UserQuestionService {
 
   /**
    * `#native.ask` of a request that is only questions, bound (one Node-API call, no
-   * unwrapping): takes the questions' JSON text.
-   * @type {(questionsJson: string) => string | Promise<string>}
+   * unwrapping): takes the questions' JSON text, and whether a copy of them is held.
+   * @type {(questionsJson: string, held?: boolean) => string | Promise<string>}
    */
   #ask
 
@@ -187,23 +188,30 @@ class UserQuestionService {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       throw new UserQuestionError('request must be an object', 'INVALID_REQUEST')
     }
-    const questions = toJson(request.questions, 'questions', 'INVALID_REQUEST')
+    // With a JS provider registered, questions that are plain data are copied: the core checks
+    // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
+    // payload leaves them out). See `snapshot.js`.
+    const held = this.#dispatcher === undefined ? undefined : questionsCopy(request.questions)
+    const questions =
+      held === undefined ? toJson(request.questions, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
     // Only questions: the bound asker, which takes them alone (no request text to build).
     const bare = request.timeoutMs === undefined && request.key === undefined
     const json = bare ? undefined : requestJson(request, questions)
     const nativeContext = this.#native
     const [abort, unlink] = linkSignal(request.signal)
     const agent = request.agent
+    /** @type {string | Promise<string> | import('./provider.js').Outcome} */
     let text
     try {
       text =
         bare && agent == null && abort === null
-          ? callNative(() => this.#ask(questions))
+          ? callNative(() => this.#ask(questions, held !== undefined))
           : callNative(() =>
               nativeContext.ask(
                 json ?? `{"questions":${questions}}`,
                 agent == null ? null : nativeAgentFor(agent),
                 abort,
+                held !== undefined,
               ),
             )
     } catch (err) {
@@ -220,12 +228,12 @@ class UserQuestionService {
       // until it settles (held before anything else can run).
       const pinned = hold(nativeContext, agent)
       try {
-        text = typeof text === 'string' ? await this.#runCall(text) : await text
+        text = typeof text === 'string' ? await this.#runCall(text, held) : await text
       } finally {
         release(nativeContext, pinned, unlink)
       }
     }
-    const outcome = JSON.parse(text)
+    const outcome = typeof text === 'string' ? JSON.parse(text) : text
     if (outcome.error !== undefined) {
       throw new UserQuestionError(outcome.error.message, outcome.error.code)
     }
@@ -235,15 +243,16 @@ class UserQuestionService {
   /**
    * Runs the JS provider call of `payload` (the fast path); resolves with the ask's outcome.
    * @param {string} payload
-   * @returns {Promise<string>}
+   * @param {unknown[] | undefined} questions the copy of the questions held for the provider
+   * @returns {Promise<import('./provider.js').Outcome>}
    */
-  #runCall(payload) {
+  #runCall(payload, questions) {
     const dispatcher = this.#dispatcher
     if (dispatcher === undefined) {
       // Cannot happen: only the registered JS provider's calls take the fast path.
       throw new UserQuestionError('a JS provider call came back without its provider', 'INTERNAL')
     }
-    return dispatcher.run(payload)
+    return dispatcher.run(payload, questions)
   }
 
   /**

@@ -85,6 +85,10 @@ impl NativeContext {
     /// (`{"answer":…}` or `{"error":{code,message}}`) is returned: as a string when the ask
     /// settled while it started (an auto-responder's answer, a provider that fails at once),
     /// else as a Promise that resolves once it settles.
+    ///
+    /// `held`: the JS layer holds a copy of the request's questions (the very data it sent as
+    /// text) for a JS provider: a provider call that takes the fast path then leaves them out
+    /// of its payload (`{"call":n,…}`), and the JS layer hands the provider its copy.
     #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
     pub fn ask<'env>(
         &self,
@@ -92,6 +96,7 @@ impl NativeContext {
         request_json: String,
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
+        held: Option<bool>,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
         match start_ask(
             env.raw(),
@@ -99,6 +104,7 @@ impl NativeContext {
             &request_json,
             agent.map(|a| a.agent().clone()),
             abort.map(NativeAbort::signal),
+            held.unwrap_or(false),
         )? {
             Started::Text(text) => Ok(Either::A(text)),
             Started::Promise(promise) => Ok(Either::B(PromiseRaw::new(env.raw(), promise))),
@@ -106,28 +112,34 @@ impl NativeContext {
     }
 
     /// `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
-    /// a bound function (see the `raw` module): `(questionsJson) => string | Promise<string>`,
-    /// the outcome of `ask('{"questions":' + questionsJson + '}')`.
+    /// a bound function (see the `raw` module): `(questionsJson, held?) => string |
+    /// Promise<string>`, the outcome of `ask('{"questions":' + questionsJson + '}', null,
+    /// null, held)` (`held`: only `true` counts).
     #[napi(
-        ts_return_type = "(questionsJson: string) => string | Promise<string>",
+        ts_return_type = "(questionsJson: string, held?: boolean) => string | Promise<string>",
         catch_unwind
     )]
     pub fn asker<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         let service = self.context.user_questions().clone();
-        let function =
-            raw::bound_function(env.raw(), "ask", service, |env, service, [questions]| {
+        let function = raw::bound_function(
+            env.raw(),
+            "ask",
+            service,
+            |env, service, [questions, held]| {
                 let questions = raw::string_arg(env, *questions, "questions")?;
+                let held = raw::is_true(env, *held);
                 let mut request = String::with_capacity(questions.len() + 14);
                 request.push_str("{\"questions\":");
                 request.push_str(&questions);
                 request.push('}');
-                match start_ask(env, service, &request, None, None) {
+                match start_ask(env, service, &request, None, None, held) {
                     Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
                     Ok(Started::Promise(promise)) => Ok(promise),
                     Err(error) => Err((error.status.as_ref().to_owned(), error.reason.clone())),
                 }
-            })
-            .map_err(internal)?;
+            },
+        )
+        .map_err(internal)?;
         raw::unknown(env, function).map_err(internal)
     }
 
@@ -345,8 +357,9 @@ fn start_ask(
     request_json: &str,
     agent: Option<user_questions::Agent>,
     signal: Option<user_questions::AbortSignal>,
+    held: bool,
 ) -> Result<Started> {
-    provider::arm();
+    provider::arm(held);
     let pending = service.start_json(request_json, agent, signal);
     let started = provider::disarm();
     let mut pending = pending.map_err(to_js)?;

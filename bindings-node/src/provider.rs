@@ -16,9 +16,14 @@
 //! thread (see [`arm`]), the
 //! provider is not called through the dispatcher at all. The payload, with the call's number
 //! (`{"call":n,"questions":[…],…}`), is handed back to the JS layer as the return value of the
-//! native ask, and the JS layer calls the provider itself. Its outcome settles the call through
-//! [`NativeProviderCalls::settle`], which then returns the ask's outcome text at once (no napi
-//! Promise) when the ask settled while it ran here; otherwise — a withdrawal (an abort, a
+//! native ask, and the JS layer calls the provider itself. When the JS layer *holds* the
+//! questions (a copy of the plain data it sent as the request's text, which the core parsed
+//! and checked: see `lib/snapshot.js`), the payload leaves them out (`{"call":n,…}`) and the
+//! provider gets that copy instead of a parse of the core's text. Its outcome settles the call
+//! through the bound `settle` ([`NativeProviderCalls::settler`]), which then returns the ask's
+//! outcome text at once (no napi Promise) when the ask settled while it ran here — or `""`
+//! when that text is the very outcome text it was given, so the JS layer can hand the asker
+//! the answer it holds instead of parsing it again; otherwise — a withdrawal (an abort, a
 //! deadline from the timer thread, a disposal), or a settlement on another thread — the outcome
 //! reaches the JS layer as `dispatch(call, null, outcome)` through the thread's queue, after
 //! the withdrawal's `dispatch(call, null)` that aborted the provider's signal (§4.7).
@@ -108,7 +113,9 @@ impl NativeProviderCalls {
         settle_call(&self.table, call, outcome)
     }
 
-    /// `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`.
+    /// `settle` as a bound function (see the `raw` module): `(call, outcome) => string | null`,
+    /// except that an ask's outcome text that is `outcome` itself, byte for byte (an answer
+    /// the core took as given), comes back as `""`: the caller has it already.
     #[napi(
         ts_return_type = "(call: number, outcome: string) => string | null",
         catch_unwind
@@ -125,7 +132,12 @@ impl NativeProviderCalls {
                 if !(call >= 0.0 && call <= f64::from(u32::MAX) && call.fract() == 0.0) {
                     return Ok(raw::null(env));
                 }
+                // Only an answer can come back as given (the core re-codes errors).
+                let given = outcome
+                    .starts_with(r#"{"answer":"#)
+                    .then(|| outcome.clone());
                 Ok(match settle_call(table, call as u32, outcome) {
+                    Some(text) if given.is_some_and(|given| given == text) => raw::string(env, ""),
                     Some(text) => raw::string(env, &text),
                     None => raw::null(env),
                 })
@@ -157,16 +169,35 @@ impl JsProvider {
     }
 }
 
-/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`, with
-/// `"call":n` first on the fast path.
-fn payload_of(request: &ProviderRequest, fast_call: Option<u32>) -> String {
+/// How a provider call is handed to the JS layer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Handed {
+    /// Through the dispatcher.
+    Dispatched,
+    /// On the fast path, as call `call`; without the questions when the JS layer holds them.
+    Fast { call: u32, held: bool },
+}
+
+/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`; on
+/// the fast path `"call":n` comes first, and the questions are left out when the JS layer
+/// holds them.
+fn payload_of(request: &ProviderRequest, handed: Handed) -> String {
     let mut out = Vec::with_capacity(256);
-    if let Some(call) = fast_call {
-        let _ = write!(out, "{{\"call\":{call},\"questions\":");
-    } else {
-        out.extend_from_slice(b"{\"questions\":");
+    let questions = match handed {
+        Handed::Fast { call, held } => {
+            let _ = write!(out, "{{\"call\":{call}");
+            if held {
+                None
+            } else {
+                Some(&b",\"questions\":"[..])
+            }
+        }
+        Handed::Dispatched => Some(&b"{\"questions\":"[..]),
+    };
+    if let Some(key) = questions {
+        out.extend_from_slice(key);
+        let _ = serde_json::to_writer(&mut out, &*request.questions);
     }
-    let _ = serde_json::to_writer(&mut out, &*request.questions);
     if let Some(agent) = &request.agent {
         let _ = write!(out, ",\"agentKey\":{}", agents::key_of(agent));
     }
@@ -193,10 +224,15 @@ impl UserQuestionProvider for JsProvider {
             table: self.calls.clone(),
             call,
         };
-        if self.dispatch.home().is_here() && ARMED.with(|a| a.replace(false)) {
+        let armed = if self.dispatch.home().is_here() {
+            ARMED.with(|a| a.replace(None))
+        } else {
+            None
+        };
+        if let Some(held) = armed {
             // The fast path: `NativeContext.ask` hands the payload back to the JS layer, which
             // calls the provider (never inside the asker's call) and settles through `settle`.
-            let payload = payload_of(&request, Some(call));
+            let payload = payload_of(&request, Handed::Fast { call, held });
             STARTED.with(|s| {
                 *s.borrow_mut() = Some(Started {
                     call,
@@ -208,7 +244,7 @@ impl UserQuestionProvider for JsProvider {
             // Dispatched now, on the JS thread (the dispatcher only records the call and runs
             // the provider in a microtask, never inside the asker's call); a withdrawal comes
             // after it.
-            let payload = payload_of(&request, None);
+            let payload = payload_of(&request, Handed::Dispatched);
             let dispatch = self.dispatch.clone();
             let calls = self.calls.clone();
             self.dispatch.home().post(Box::new(move |env| {
@@ -281,8 +317,9 @@ static NEXT_CALL: AtomicU32 = AtomicU32::new(1);
 
 thread_local! {
     /// Set by [`arm`] while `NativeContext.ask` starts an ask on this JS thread: a JS provider
-    /// reached then takes the fast path (and clears it).
-    static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// reached then takes the fast path (and clears it); `Some(true)` when the JS layer holds
+    /// the questions.
+    static ARMED: Cell<Option<bool>> = const { Cell::new(None) };
     /// The fast-path call started by the ask being started, for [`disarm`].
     static STARTED: RefCell<Option<Started>> = const { RefCell::new(None) };
     /// The call `settle` is settling on this thread, if any.
@@ -295,22 +332,23 @@ thread_local! {
 pub(crate) struct Started {
     /// The call's number (in its provider's table).
     pub(crate) call: u32,
-    /// `{"call":n,"questions":[…],…}`.
+    /// `{"call":n,"questions":[…],…}` (without the questions when the JS layer holds them).
     pub(crate) payload: String,
     /// The provider's dispatcher, which hears the call's settlement when it does not come
     /// through `settle`.
     pub(crate) dispatch: Arc<JsFunction>,
 }
 
-/// Arms the fast path for the ask about to start on this JS thread.
-pub(crate) fn arm() {
-    ARMED.with(|a| a.set(true));
+/// Arms the fast path for the ask about to start on this JS thread; `held`: the JS layer
+/// holds a copy of its questions for the provider.
+pub(crate) fn arm(held: bool) {
+    ARMED.with(|a| a.set(Some(held)));
     STARTED.with(|s| drop(s.borrow_mut().take()));
 }
 
 /// Disarms the fast path; returns the JS provider call that took it, if any.
 pub(crate) fn disarm() -> Option<Started> {
-    ARMED.with(|a| a.set(false));
+    ARMED.with(|a| a.set(None));
     STARTED.with(|s| s.borrow_mut().take())
 }
 

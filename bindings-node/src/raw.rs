@@ -220,6 +220,14 @@ pub(crate) fn number_arg(
     Ok(n)
 }
 
+/// Whether `value` is `true` (anything else, a non-boolean too, is not).
+pub(crate) fn is_true(env: sys::napi_env, value: sys::napi_value) -> bool {
+    let mut b = false;
+    // SAFETY: on the JS thread of `env`, inside a callback; a non-boolean leaves `b` false.
+    let status = unsafe { sys::napi_get_value_bool(env, value, &mut b) };
+    status == sys::Status::napi_ok && b
+}
+
 /// A JS string of `text`.
 pub(crate) fn string(env: sys::napi_env, text: &str) -> sys::napi_value {
     crate::jsthread::string(env, text)

@@ -9,7 +9,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
 const native = require('../native.js')
-const { Context } = require('..')
+const { AutoResponder, Context } = require('..')
 
 const Q = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
 const YES = { answers: [{ id: 'go', selected: ['Yes'] }] }
@@ -254,6 +254,212 @@ test('a JS provider asked from inside an inbox event (a drain of the queue): ans
   answers[1](YES)
   outer.dispose()
   inner.dispose()
+})
+
+// Copies (lib/snapshot.js): with a JS provider, questions and answers that are plain data go
+// to the other side as a copy, the very data the core checked, instead of a parse of its text.
+
+test('held questions: a fast-path payload leaves them out, and only then', () => {
+  const { ctx, calls } = recorded()
+  const agent = new native.NativeAgent('root', 0)
+  ctx.enterAgent(agent, null)
+  const plain = JSON.parse(ctx.ask(REQUEST, null, null, true))
+  assert.deepEqual(Object.keys(plain), ['call'])
+  const bound = JSON.parse(ctx.asker()(JSON.stringify(Q), true))
+  assert.deepEqual(Object.keys(bound), ['call'])
+  const extras = JSON.parse(ctx.ask(JSON.stringify({ questions: Q, timeoutMs: 60000, key: 'k' }), agent, null, true))
+  assert.deepEqual(Object.keys(extras), ['call', 'agentKey', 'expiresAt', 'key'])
+  for (const notHeld of [ctx.ask(REQUEST, null, null, false), ctx.asker()(JSON.stringify(Q), 1), ctx.asker()(JSON.stringify(Q))]) {
+    assert.deepEqual(JSON.parse(notHeld).questions, Q)
+  }
+  for (const { call } of [plain, bound, extras]) assert.notEqual(calls.settle(call, JSON.stringify({ answer: YES })), null)
+  ctx.dispose()
+})
+
+test('the bound settle returns "" when the outcome is the answer text it was given, else the text', () => {
+  const { ctx, calls } = recorded()
+  const settle = calls.settler()
+  const given = JSON.stringify({ answer: YES })
+  assert.equal(settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, given), '')
+  // Keys out of wire order: the core's text differs, and comes back whole.
+  const reordered = '{"answer":{"answers":[{"selected":["Yes"],"id":"go"}]}}'
+  assert.deepEqual(JSON.parse(settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, reordered)), { answer: YES })
+  // An error is never given back as "" (the core re-codes errors: OK is not a provider's).
+  const ok = JSON.stringify({ error: { code: 'OK', message: 'fine' } })
+  assert.equal(JSON.parse(settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, ok)).error.code, 'PROVIDER_FAILED')
+  const failed = JSON.stringify({ error: { code: 'PROVIDER_FAILED', message: 'boom' } })
+  assert.equal(settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, failed), failed)
+  // A bad answer in strict mode: the error's text.
+  ctx.strict = true
+  const bad = JSON.stringify({ answer: { answers: [{ id: 'go', selected: ['Maybe'] }] } })
+  assert.equal(JSON.parse(settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, bad)).error.code, 'BAD_ANSWER')
+  // The method stands for the whole text, always.
+  assert.equal(calls.settle(JSON.parse(ctx.ask(REQUEST, null, null)).call, given), given)
+  ctx.dispose()
+})
+
+test('through the package: the provider gets its own copy of plain questions, keys in wire order, read once', async () => {
+  const ctx = new Context()
+  /** @type {any[]} */
+  const seen = []
+  ctx.userQuestions.registerProvider({
+    ask(request) {
+      seen.push(request.questions)
+      const answer = { answers: request.questions.map((q) => ({ id: q.id, selected: [q.options[0].label] })) }
+      request.questions[0].options[0].label = 'changed by the provider'
+      return answer
+    },
+  })
+  let reads = 0
+  const question = {
+    header: 'Go',
+    get question() {
+      reads++
+      return reads === 1 ? 'Proceed?' : 'not what the core checked'
+    },
+    options: [{ description: 'go on', label: 'Yes' }, { label: 'No' }],
+    id: 'go',
+    multiSelect: false,
+  }
+  const asked = ctx.userQuestions.ask({ questions: [question] })
+  // The asker changes its data while the ask waits: the provider has what was checked.
+  question.options[0].label = 'changed by the asker'
+  assert.deepEqual(await asked, YES)
+  assert.equal(reads, 1, 'the getter ran once')
+  assert.equal(seen.length, 1)
+  const [got] = seen[0]
+  assert.notEqual(got, question)
+  assert.deepEqual(Object.keys(got), ['id', 'question', 'header', 'options', 'multiSelect'])
+  assert.deepEqual(Object.keys(got.options[0]), ['label', 'description'])
+  assert.deepEqual(got, {
+    id: 'go',
+    question: 'Proceed?',
+    header: 'Go',
+    options: [{ label: 'changed by the provider', description: 'go on' }, { label: 'No' }],
+    multiSelect: false,
+  })
+  assert.equal(question.options[0].label, 'changed by the asker', "the provider's change did not reach the asker")
+  ctx.dispose()
+})
+
+test('through the package: the asker gets its own copy of a plain answer, read once', async () => {
+  const ctx = new Context()
+  let reads = 0
+  const answer = {
+    answers: [
+      {
+        get selected() {
+          reads++
+          return reads === 1 ? ['Yes'] : ['Maybe']
+        },
+        id: 'go',
+        custom: 'and quickly',
+      },
+    ],
+  }
+  ctx.userQuestions.registerProvider({
+    ask() {
+      // Changed after it was returned: the asker has what was checked.
+      setImmediate(() => (answer.answers[0].id = 'changed by the provider'))
+      return answer
+    },
+  })
+  const got = await ctx.userQuestions.ask({ questions: Q })
+  assert.deepEqual(got, { answers: [{ id: 'go', selected: ['Yes'], custom: 'and quickly' }] })
+  assert.deepEqual(Object.keys(got.answers[0]), ['id', 'selected', 'custom'])
+  assert.equal(reads, 1, 'the getter ran once')
+  assert.notEqual(got, answer)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(got.answers[0].id, 'go')
+  // Strict checking refuses what the core refuses, copy or not: `selected` now reads
+  // ['Maybe'], not an option.
+  answer.answers[0].id = 'go'
+  ctx.userQuestions.strict = true
+  await assert.rejects(ctx.userQuestions.ask({ questions: Q }), { code: 'BAD_ANSWER' })
+  assert.equal(reads, 2)
+  ctx.dispose()
+})
+
+test('through the package: data that is not plain takes the JSON path, with the same outcomes and messages', async () => {
+  const withProvider = new Context()
+  /** @type {any[]} */
+  const seen = []
+  withProvider.userQuestions.registerProvider({
+    ask(request) {
+      seen.push(request.questions)
+      return { answers: request.questions.map((q) => ({ id: q.id, selected: [], note: 'not a wire field' })) }
+    },
+  })
+  const withoutProvider = new Context()
+  withoutProvider.userQuestions.registerProvider(new AutoResponder('first'))
+  class Question {
+    constructor() {
+      this.id = 'c'
+      this.question = 'A class?'
+    }
+  }
+  const cases = [
+    // Refused: the same code and message with a JS provider (copies) as without.
+    [{ question: 'a\ud800', id: 'x\udc00' }],
+    [{ id: 'x\udc00', question: 'a\ud800' }],
+    [{ id: 5, question: 'q' }],
+    [{ id: 'a', question: 'q', header: null }],
+    [{ id: 'a', question: 'q', options: [{ label: 'x', description: 1 }] }],
+    [{ id: 'a', question: 'q', intent: { kind: 'plan-review' } }],
+    [{ id: 'a', question: 'q' }, { id: 'a', question: 'r' }],
+    [],
+    // Answered: what the provider sees is the wire fields of what the core read.
+    [{ id: 'a', question: 'q', extra: 'not a wire field' }],
+    [new Question()],
+    [{ id: 'j', question: 'toJSON?', toJSON: () => ({ id: 'j', question: 'from toJSON' }) }],
+  ]
+  const outcome = async (ctx, questions) => {
+    try {
+      return await ctx.userQuestions.ask({ questions })
+    } catch (err) {
+      return `${err.code}: ${err.message}`
+    }
+  }
+  for (const questions of cases) {
+    const a = await outcome(withProvider, questions)
+    const b = await outcome(withoutProvider, questions)
+    if (typeof b === 'string') assert.equal(a, b, JSON.stringify(questions))
+    else assert.deepEqual(a, { answers: questions.map((q) => ({ id: q.id, selected: [] })) }, 'the unknown field dropped')
+  }
+  assert.deepEqual(seen, [
+    [{ id: 'a', question: 'q' }],
+    [{ id: 'c', question: 'A class?' }],
+    [{ id: 'j', question: 'from toJSON' }],
+  ])
+  withProvider.dispose()
+  withoutProvider.dispose()
+})
+
+test('through the package: a toJSON given to every object turns the copies off', async () => {
+  const ctx = new Context()
+  /** @type {any[]} */
+  const seen = []
+  ctx.userQuestions.registerProvider({
+    ask(request) {
+      seen.push(request.questions)
+      return { answers: [{ id: 'go', selected: ['Oui'] }] }
+    },
+  })
+  Object.defineProperty(Object.prototype, 'toJSON', {
+    value() {
+      return this.label === 'Yes' ? { label: 'Oui' } : this
+    },
+    configurable: true,
+  })
+  let got
+  try {
+    got = await ctx.userQuestions.ask({ questions: Q })
+  } finally {
+    delete Object.prototype.toJSON
+  }
+  assert.deepEqual(seen[0][0].options, [{ label: 'Oui' }, { label: 'No' }], 'the provider saw what the core checked')
+  assert.deepEqual(got, { answers: [{ id: 'go', selected: ['Oui'] }] })
+  ctx.dispose()
 })
 
 /** Answers `ticket` from another thread: its events and settlement reach this thread in one drain. */

@@ -291,7 +291,7 @@ test('request.signal behaves as a plain property: enumerable, copied by a spread
   let seen
   ctx.userQuestions.registerProvider({
     ask(request) {
-      seen = { keys: Object.keys(request), copy: { ...request } }
+      seen = { keys: Object.keys(request), own: Reflect.ownKeys(request), copy: { ...request } }
       request.signal = 'replaced'
       seen.assigned = request.signal
       return YES
@@ -299,6 +299,8 @@ test('request.signal behaves as a plain property: enumerable, copied by a spread
   })
   assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS }), YES)
   assert.deepEqual(seen.keys, ['questions', 'signal'])
+  assert.deepEqual(seen.own, ['questions', 'signal'], 'nothing else, no symbol either')
+  assert.deepEqual(Reflect.ownKeys(seen.copy), ['questions', 'signal'])
   assert.ok(seen.copy.signal instanceof AbortSignal)
   assert.equal(seen.copy.signal.aborted, false)
   assert.equal(seen.assigned, 'replaced')
