@@ -77,18 +77,22 @@ export declare class NativeContext {
    * settled while it started (an auto-responder's answer, a provider that fails at once),
    * else as a Promise that resolves once it settles.
    *
-   * `held`: the JS layer holds a copy of the request's questions (the very data it sent as
-   * text) for a JS provider: a provider call that takes the fast path then leaves them out
-   * of its payload (`{"call":n,…}`), and the JS layer hands the provider its copy.
+   * When the provider is a JS provider and this is its JS thread, the provider is not
+   * called: its call's payload `{"call":n,…}` is returned instead, for the JS layer to run
+   * (the fast path, see the `provider` module). `held`: the JS layer holds a copy of the
+   * request's questions (the very data it sent as text) for the provider: the payload then
+   * leaves them out, and is the call's number `n` alone when nothing else would be in it
+   * (no agent, deadline or key).
    */
-  ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null, held?: boolean | undefined | null): string | Promise<string>
+  ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null, held?: boolean | undefined | null): string | number | Promise<string>
   /**
-   * `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
-   * a bound function (see the `raw` module): `(questionsJson, held?) => string |
-   * Promise<string>`, the outcome of `ask('{"questions":' + questionsJson + '}', null,
-   * null, held)` (`held`: only `true` counts).
+   * `ask` of a request that is only questions and, when given here, `agent` (no signal,
+   * `timeoutMs` or `key`), as a bound function (see the `raw` module): `(questionsJson,
+   * held?) => string | number | Promise<string>`, the outcome of `ask('{"questions":' +
+   * questionsJson + '}', agent, null, held)` (`held`: only `true` counts). One such function
+   * per agent that asks spares each of its asks the method's conversions.
    */
-  asker(): (questionsJson: string, held?: boolean) => string | Promise<string>
+  asker(agent?: NativeAgent | undefined | null): (questionsJson: string, held?: boolean) => string | number | Promise<string>
   /**
    * Starts a plan review (§17): the request is JSON text
    * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the

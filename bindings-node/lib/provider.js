@@ -81,7 +81,7 @@ class Call {
 /**
  * @typedef {{
  *   dispatch: (call: number, payload: string | null, outcome?: string) => void,
- *   run: (payload: string, questions?: unknown[]) => Promise<Outcome>,
+ *   run: (payload: string | number, questions?: unknown[]) => Promise<Outcome>,
  * }} Dispatcher
  */
 
@@ -98,10 +98,11 @@ class Call {
  * the withdrawal that caused it.
  *
  * `run` is the fast path (an ask started on this thread: the native ask returned the payload
- * `{"call":n,…}` instead of calling `dispatch`): it runs the provider as `dispatch` would and
- * resolves with the ask's outcome. Its `questions`, when given, are the copy the asker's side
- * holds (the payload leaves them out); and a provider's answer that is plain data is sent as a
- * copy, which is what the asker gets when the core takes it as given (`settle` returns `""`).
+ * `{"call":n,…}`, or the number `n` alone, instead of calling `dispatch`): it runs the
+ * provider as `dispatch` would and resolves with the ask's outcome. Its `questions`, when
+ * given, are the copy the asker's side holds (the payload leaves them out); and a provider's
+ * answer that is plain data is sent as a copy, which is what the asker gets when the core
+ * takes it as given (`settle` returns `""`).
  *
  * A call withdrawn before its microtask ran never reaches the provider. A provider Promise
  * that never settles leaves its ask waiting (the native side holds the call, not the
@@ -160,7 +161,7 @@ function dispatcherFor(provider, calls) {
   }
   /** @type {Dispatcher['run']} */
   const run = (payload, questions) => {
-    const parsed = JSON.parse(payload)
+    const parsed = typeof payload === 'number' ? { call: payload, questions } : JSON.parse(payload)
     if (questions !== undefined) parsed.questions = questions
     const call = parsed.call
     return new Promise((resolve) => {

@@ -4,7 +4,7 @@
 
 const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
-const { nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
+const { Agent, nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
 const { AutoResponder, autoNativeOf } = require('./auto.js')
 const { withDispose } = require('./dispose.js')
 const { UserQuestionError, callNative, invalidArgument, toJson } = require('./errors.js')
@@ -155,14 +155,34 @@ class UserQuestionService {
   /**
    * `#native.ask` of a request that is only questions, bound (one Node-API call, no
    * unwrapping): takes the questions' JSON text, and whether a copy of them is held.
-   * @type {(questionsJson: string, held?: boolean) => string | Promise<string>}
+   * @type {(questionsJson: string, held?: boolean) => string | number | Promise<string>}
    */
   #ask
+
+  /**
+   * The same, one per agent that asked: `#native.ask` of a request that is only questions and
+   * that agent (made on its first ask; dropped with the agent).
+   * @type {WeakMap<Agent, (questionsJson: string, held?: boolean) => string | number | Promise<string>>}
+   */
+  #askers = new WeakMap()
 
   /** @param {native.NativeContext} nativeContext */
   constructor(nativeContext) {
     this.#native = nativeContext
     this.#ask = nativeContext.asker()
+  }
+
+  /**
+   * The bound ask of `agent` (see `#askers`).
+   * @param {Agent} agent
+   */
+  #askerOf(agent) {
+    let asker = this.#askers.get(agent)
+    if (asker === undefined) {
+      asker = this.#native.asker(nativeAgentFor(agent))
+      this.#askers.set(agent, asker)
+    }
+    return asker
   }
 
   /** Strict answer checking (§6 on every provider answer); off by default. */
@@ -200,12 +220,13 @@ class UserQuestionService {
     const nativeContext = this.#native
     const [abort, unlink] = linkSignal(request.signal)
     const agent = request.agent
-    /** @type {string | Promise<string> | import('./provider.js').Outcome} */
+    /** @type {string | number | Promise<string> | import('./provider.js').Outcome} */
     let text
     try {
+      // Only questions, no signal, and no agent or an `Agent` of this package: a bound asker.
       text =
-        bare && agent == null && abort === null
-          ? callNative(() => this.#ask(questions, held !== undefined))
+        bare && abort === null && (agent == null || agent instanceof Agent)
+          ? callNative(() => (agent == null ? this.#ask : this.#askerOf(agent))(questions, held !== undefined))
           : callNative(() =>
               nativeContext.ask(
                 json ?? `{"questions":${questions}}`,
@@ -223,12 +244,12 @@ class UserQuestionService {
       unlink()
       if (journaled.has(nativeContext)) warnJournalError(nativeContext)
     } else {
-      // Waiting: a Promise of the outcome, or `{"call":…}`, the payload of a JS provider call
-      // for this thread to run (the fast path). Its agent stays pinned and its context busy
-      // until it settles (held before anything else can run).
+      // Waiting: a Promise of the outcome, or `{"call":…}` (or the call's number alone), the
+      // payload of a JS provider call for this thread to run (the fast path). Its agent stays
+      // pinned and its context busy until it settles (held before anything else can run).
       const pinned = hold(nativeContext, agent)
       try {
-        text = typeof text === 'string' ? await this.#runCall(text, held) : await text
+        text = typeof text === 'object' ? await text : await this.#runCall(text, held)
       } finally {
         release(nativeContext, pinned, unlink)
       }
@@ -242,7 +263,7 @@ class UserQuestionService {
 
   /**
    * Runs the JS provider call of `payload` (the fast path); resolves with the ask's outcome.
-   * @param {string} payload
+   * @param {string | number} payload
    * @param {unknown[] | undefined} questions the copy of the questions held for the provider
    * @returns {Promise<import('./provider.js').Outcome>}
    */

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use napi::Env;
-use napi::bindgen_prelude::{Either, Function, JsValue, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Either, Either3, Function, JsValue, PromiseRaw, Unknown};
 use napi_derive::napi;
 use std::time::Duration;
 
@@ -86,10 +86,13 @@ impl NativeContext {
     /// settled while it started (an auto-responder's answer, a provider that fails at once),
     /// else as a Promise that resolves once it settles.
     ///
-    /// `held`: the JS layer holds a copy of the request's questions (the very data it sent as
-    /// text) for a JS provider: a provider call that takes the fast path then leaves them out
-    /// of its payload (`{"call":n,…}`), and the JS layer hands the provider its copy.
-    #[napi(ts_return_type = "string | Promise<string>", catch_unwind)]
+    /// When the provider is a JS provider and this is its JS thread, the provider is not
+    /// called: its call's payload `{"call":n,…}` is returned instead, for the JS layer to run
+    /// (the fast path, see the `provider` module). `held`: the JS layer holds a copy of the
+    /// request's questions (the very data it sent as text) for the provider: the payload then
+    /// leaves them out, and is the call's number `n` alone when nothing else would be in it
+    /// (no agent, deadline or key).
+    #[napi(ts_return_type = "string | number | Promise<string>", catch_unwind)]
     pub fn ask<'env>(
         &self,
         env: &'env Env,
@@ -97,7 +100,7 @@ impl NativeContext {
         agent: Option<&NativeAgent>,
         abort: Option<&NativeAbort>,
         held: Option<bool>,
-    ) -> Result<Either<String, PromiseRaw<'env, String>>> {
+    ) -> Result<Either3<String, u32, PromiseRaw<'env, String>>> {
         match start_ask(
             env.raw(),
             self.context.user_questions(),
@@ -106,34 +109,42 @@ impl NativeContext {
             abort.map(NativeAbort::signal),
             held.unwrap_or(false),
         )? {
-            Started::Text(text) => Ok(Either::A(text)),
-            Started::Promise(promise) => Ok(Either::B(PromiseRaw::new(env.raw(), promise))),
+            Started::Text(text) => Ok(Either3::A(text)),
+            Started::Call(call) => Ok(Either3::B(call)),
+            Started::Promise(promise) => Ok(Either3::C(PromiseRaw::new(env.raw(), promise))),
         }
     }
 
-    /// `ask` of a request that is only questions (no agent, signal, `timeoutMs` or `key`), as
-    /// a bound function (see the `raw` module): `(questionsJson, held?) => string |
-    /// Promise<string>`, the outcome of `ask('{"questions":' + questionsJson + '}', null,
-    /// null, held)` (`held`: only `true` counts).
+    /// `ask` of a request that is only questions and, when given here, `agent` (no signal,
+    /// `timeoutMs` or `key`), as a bound function (see the `raw` module): `(questionsJson,
+    /// held?) => string | number | Promise<string>`, the outcome of `ask('{"questions":' +
+    /// questionsJson + '}', agent, null, held)` (`held`: only `true` counts). One such function
+    /// per agent that asks spares each of its asks the method's conversions.
     #[napi(
-        ts_return_type = "(questionsJson: string, held?: boolean) => string | Promise<string>",
+        ts_return_type = "(questionsJson: string, held?: boolean) => string | number | Promise<string>",
         catch_unwind
     )]
-    pub fn asker<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    pub fn asker<'env>(
+        &self,
+        env: &'env Env,
+        agent: Option<&NativeAgent>,
+    ) -> Result<Unknown<'env>> {
         let service = self.context.user_questions().clone();
+        let agent = agent.map(|a| a.agent().clone());
         let function = raw::bound_function(
             env.raw(),
             "ask",
-            service,
-            |env, service, [questions, held]| {
+            (service, agent),
+            |env, (service, agent), [questions, held]| {
                 let questions = raw::string_arg(env, *questions, "questions")?;
                 let held = raw::is_true(env, *held);
                 let mut request = String::with_capacity(questions.len() + 14);
                 request.push_str("{\"questions\":");
                 request.push_str(&questions);
                 request.push('}');
-                match start_ask(env, service, &request, None, None, held) {
+                match start_ask(env, service, &request, agent.clone(), None, held) {
                     Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
+                    Ok(Started::Call(call)) => Ok(crate::jsthread::number(env, f64::from(call))),
                     Ok(Started::Promise(promise)) => Ok(promise),
                     Err(error) => Err((error.status.as_ref().to_owned(), error.reason.clone())),
                 }
@@ -346,6 +357,9 @@ where
 enum Started {
     /// The outcome text (settled at once), or a JS provider call's payload (the fast path).
     Text(String),
+    /// A JS provider call's number, when its payload would be that alone (the fast path, the
+    /// questions held by the JS layer, no agent, deadline or key).
+    Call(u32),
     /// A Promise of the outcome text.
     Promise(napi::sys::napi_value),
 }
@@ -364,7 +378,7 @@ fn start_ask(
     let started = provider::disarm();
     let mut pending = pending.map_err(to_js)?;
     if let Some(started) = started {
-        return Ok(Started::Text(start_fast(pending, started)));
+        return Ok(start_fast(pending, started));
     }
     let waker = futures::task::noop_waker();
     if let Poll::Ready(outcome) = Pin::new(&mut pending).poll(&mut TaskContext::from_waker(&waker))
@@ -377,23 +391,26 @@ fn start_ask(
 
 /// An ask whose JS provider call took the fast path (see the `provider` module): its outcome
 /// text when it settled at once (the JS layer then never runs the call), else the call's
-/// payload `{"call":n,…}` for the JS layer to run; the ask then waits as an inline task whose
-/// outcome reaches JS through the call's `settle` or its dispatcher.
-fn start_fast(mut pending: user_questions::PendingAsk, started: provider::Started) -> String {
+/// payload `{"call":n,…}` (or number) for the JS layer to run; the ask then waits as an inline
+/// task whose outcome reaches JS through the call's `settle` or its dispatcher.
+fn start_fast(mut pending: user_questions::PendingAsk, started: provider::Started) -> Started {
     let waker = futures::task::noop_waker();
     if let Poll::Ready(outcome) = Pin::new(&mut pending).poll(&mut TaskContext::from_waker(&waker))
     {
-        return outcome_json(outcome);
+        return Started::Text(outcome_json(outcome));
     }
     let mut settle = provider::FastSettle::new(&started);
     // Settled by another thread since the poll above, the ask completes in `spawn`: its
     // outcome is returned then, not dispatched to a call the JS layer has not seen yet.
-    provider::settling(started.call, move || {
+    let call = started.call;
+    match provider::settling(call, move || {
         user_questions::inline::spawn(pending, move |output| {
             settle.complete(output.map(outcome_json))
         })
-    })
-    .unwrap_or(started.payload)
+    }) {
+        Some(outcome) => Started::Text(outcome),
+        None => started.payload.map_or(Started::Call(call), Started::Text),
+    }
 }
 
 impl NativeContext {

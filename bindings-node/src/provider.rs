@@ -18,8 +18,9 @@
 //! (`{"call":n,"questions":[…],…}`), is handed back to the JS layer as the return value of the
 //! native ask, and the JS layer calls the provider itself. When the JS layer *holds* the
 //! questions (a copy of the plain data it sent as the request's text, which the core parsed
-//! and checked: see `lib/snapshot.js`), the payload leaves them out (`{"call":n,…}`) and the
-//! provider gets that copy instead of a parse of the core's text. Its outcome settles the call
+//! and checked: see `lib/snapshot.js`), the payload leaves them out (`{"call":n,…}`, or the
+//! number `n` alone when nothing else is in it) and the provider gets that copy instead of a
+//! parse of the core's text. Its outcome settles the call
 //! through the bound `settle` ([`NativeProviderCalls::settler`]), which then returns the ask's
 //! outcome text at once (no napi Promise) when the ask settled while it ran here — or `""`
 //! when that text is the very outcome text it was given, so the JS layer can hand the asker
@@ -180,8 +181,16 @@ enum Handed {
 
 /// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`; on
 /// the fast path `"call":n` comes first, and the questions are left out when the JS layer
-/// holds them.
-fn payload_of(request: &ProviderRequest, handed: Handed) -> String {
+/// holds them — and `None` when that would leave the call's number alone (the JS layer is
+/// then handed the number itself, with nothing to parse).
+fn payload_of(request: &ProviderRequest, handed: Handed) -> Option<String> {
+    if let Handed::Fast { held: true, .. } = handed
+        && request.agent.is_none()
+        && request.deadline.is_none()
+        && request.key.is_none()
+    {
+        return None;
+    }
     let mut out = Vec::with_capacity(256);
     let questions = match handed {
         Handed::Fast { call, held } => {
@@ -210,7 +219,7 @@ fn payload_of(request: &ProviderRequest, handed: Handed) -> String {
         let _ = serde_json::to_writer(&mut out, key.as_str());
     }
     out.push(b'}');
-    String::from_utf8(out).unwrap_or_default()
+    Some(String::from_utf8(out).unwrap_or_default())
 }
 
 impl UserQuestionProvider for JsProvider {
@@ -244,7 +253,7 @@ impl UserQuestionProvider for JsProvider {
             // Dispatched now, on the JS thread (the dispatcher only records the call and runs
             // the provider in a microtask, never inside the asker's call); a withdrawal comes
             // after it.
-            let payload = payload_of(&request, Handed::Dispatched);
+            let payload = payload_of(&request, Handed::Dispatched).unwrap_or_default();
             let dispatch = self.dispatch.clone();
             let calls = self.calls.clone();
             self.dispatch.home().post(Box::new(move |env| {
@@ -332,8 +341,9 @@ thread_local! {
 pub(crate) struct Started {
     /// The call's number (in its provider's table).
     pub(crate) call: u32,
-    /// `{"call":n,"questions":[…],…}` (without the questions when the JS layer holds them).
-    pub(crate) payload: String,
+    /// `{"call":n,"questions":[…],…}` (without the questions when the JS layer holds them);
+    /// `None` when that would be the call's number alone.
+    pub(crate) payload: Option<String>,
     /// The provider's dispatcher, which hears the call's settlement when it does not come
     /// through `settle`.
     pub(crate) dispatch: Arc<JsFunction>,

@@ -139,6 +139,32 @@ test('a stale instance, a detached agent and a look-alike object are CALLER_NOT_
   })
 })
 
+test("an agent's every ask is checked anew: answered, detached, entered again, as a child, in two contexts", async () => {
+  const one = new Context()
+  const two = new Context()
+  const seen = []
+  for (const ctx of [one, two]) ctx.userQuestions.registerProvider({ ask: (request) => (seen.push(request.agent), YES) })
+  const agent = new Agent('agent')
+  const ask = (ctx) => ctx.userQuestions.ask({ questions: QUESTIONS, agent })
+  const detach = one.agents.enter(agent)
+  assert.deepEqual(await ask(one), YES)
+  assert.deepEqual(await ask(one), YES)
+  await assert.rejects(ask(two), { code: 'CALLER_NOT_LIVE' })
+  detach()
+  await assert.rejects(ask(one), { code: 'CALLER_NOT_LIVE' })
+  const root = new Agent('root')
+  two.agents.enter(root)
+  const detachChild = two.agents.enter(agent, root)
+  await assert.rejects(ask(two), { code: 'DELEGATED_CALLER' })
+  detachChild()
+  one.agents.enter(agent)
+  two.agents.enter(agent)
+  assert.deepEqual(await ask(one), YES)
+  assert.deepEqual(await ask(two), YES)
+  assert.equal(seen.length, 4)
+  for (const a of seen) assert.equal(a, agent)
+})
+
 test('a resumed session is a new root and may ask whatever its delegationDepth', async () => {
   const ctx = new Context()
   ctx.userQuestions.registerProvider({ ask: () => YES })

@@ -196,6 +196,42 @@ test('the bound functions: the same outcomes and errors as the methods they stan
   ctx.dispose()
 })
 
+test("an agent's bound asker: the same outcomes as the method with that agent", () => {
+  const ctx = new native.NativeContext(null)
+  ctx.registerAutoResponder(new native.NativeAutoResponder('first', false))
+  const root = new native.NativeAgent('root', 0)
+  const child = new native.NativeAgent('child', 0)
+  const stranger = new native.NativeAgent('stranger', 0)
+  ctx.enterAgent(root, null)
+  ctx.enterAgent(child, root)
+  const outcome = (f) => {
+    try {
+      return f()
+    } catch (err) {
+      return `${err.code}: ${err.message}`
+    }
+  }
+  for (const agent of [root, child, stranger]) {
+    const bound = ctx.asker(agent)
+    for (const questions of [Q, []]) {
+      const text = JSON.stringify(questions)
+      assert.equal(
+        outcome(() => bound(text)),
+        outcome(() => ctx.ask(`{"questions":${text}}`, agent, null)),
+        `${agent.id}: ${text}`,
+      )
+    }
+  }
+  assert.match(outcome(() => ctx.asker(child)(JSON.stringify(Q))), /^DELEGATED_CALLER/)
+  assert.match(outcome(() => ctx.asker(stranger)(JSON.stringify(Q))), /^CALLER_NOT_LIVE/)
+  // One bound asker, asked before and after its agent leaves: checked every time.
+  const asRoot = ctx.asker(root)
+  assert.deepEqual(JSON.parse(asRoot(JSON.stringify(Q))), { answer: YES })
+  ctx.exitAgent(root)
+  assert.match(outcome(() => asRoot(JSON.stringify(Q))), /^CALLER_NOT_LIVE/)
+  ctx.dispose()
+})
+
 test('the bound functions read strings of every length, and text beyond ASCII, whole', () => {
   const responder = new native.NativeAutoResponder('first', false)
   const answer = responder.answerer()
@@ -259,20 +295,22 @@ test('a JS provider asked from inside an inbox event (a drain of the queue): ans
 // Copies (lib/snapshot.js): with a JS provider, questions and answers that are plain data go
 // to the other side as a copy, the very data the core checked, instead of a parse of its text.
 
-test('held questions: a fast-path payload leaves them out, and only then', () => {
+test('held questions: a fast-path payload leaves them out, and only then; alone, the call is its number', () => {
   const { ctx, calls } = recorded()
   const agent = new native.NativeAgent('root', 0)
   ctx.enterAgent(agent, null)
-  const plain = JSON.parse(ctx.ask(REQUEST, null, null, true))
-  assert.deepEqual(Object.keys(plain), ['call'])
-  const bound = JSON.parse(ctx.asker()(JSON.stringify(Q), true))
-  assert.deepEqual(Object.keys(bound), ['call'])
+  const plain = ctx.ask(REQUEST, null, null, true)
+  assert.equal(typeof plain, 'number')
+  const bound = ctx.asker()(JSON.stringify(Q), true)
+  assert.equal(typeof bound, 'number')
+  assert.notEqual(plain, bound)
   const extras = JSON.parse(ctx.ask(JSON.stringify({ questions: Q, timeoutMs: 60000, key: 'k' }), agent, null, true))
   assert.deepEqual(Object.keys(extras), ['call', 'agentKey', 'expiresAt', 'key'])
+  assert.deepEqual(Object.keys(JSON.parse(ctx.ask(REQUEST, agent, null, true))), ['call', 'agentKey'])
   for (const notHeld of [ctx.ask(REQUEST, null, null, false), ctx.asker()(JSON.stringify(Q), 1), ctx.asker()(JSON.stringify(Q))]) {
     assert.deepEqual(JSON.parse(notHeld).questions, Q)
   }
-  for (const { call } of [plain, bound, extras]) assert.notEqual(calls.settle(call, JSON.stringify({ answer: YES })), null)
+  for (const call of [plain, bound, extras.call]) assert.notEqual(calls.settle(call, JSON.stringify({ answer: YES })), null)
   ctx.dispose()
 })
 
