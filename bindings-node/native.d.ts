@@ -10,9 +10,10 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * A core abort controller. The JS layer creates one per ask that has a `signal` and calls
- * `abort()` from the signal's `abort` event (or at once when the signal
- * is already aborted), so the caller's own `onabort` and listeners are never touched.
+ * A core abort controller. The JS layer creates one per `signal` passed to its asks (kept
+ * while the signal lives, shared by every ask passed it) and calls `abort()` from the
+ * signal's `abort` event while an ask waits on it (or when an ask is passed the signal
+ * already aborted), so the caller's own `onabort` and listeners are never touched.
  */
 export declare class NativeAbort {
   /** A controller that has not aborted. */

@@ -20,13 +20,19 @@ function isAbortSignal(signal) {
 }
 
 /**
- * @typedef {{ aborts: Set<native.NativeAbort>, onAbort: () => void }} Link
+ * The native abort of each signal that was passed to an ask: one per signal, made on its
+ * first ask and kept while the signal lives, so that asks passing one signal in turn make no
+ * native object each (a native object costs about a microsecond to make). It aborts when the
+ * signal does while an ask waits on it, or when an ask is passed the signal already aborted.
+ * @type {WeakMap<AbortSignal, native.NativeAbort>}
  */
+const nativeAborts = new WeakMap()
 
 /**
- * signal → the native aborts of its asks in flight. One `abort` listener per signal, however
- * many asks share it (so a host passing one signal to many asks gets no listener warnings).
- * @type {WeakMap<AbortSignal, Link>}
+ * signal → its asks in flight and its `abort` listener. One listener per signal, however many
+ * asks share it (so a host passing one signal to many asks gets no listener warnings), taken
+ * off when the last of them settles.
+ * @type {WeakMap<AbortSignal, { asks: number, onAbort: () => void }>}
  */
 const linkedSignals = new WeakMap()
 
@@ -34,8 +40,8 @@ const linkedSignals = new WeakMap()
 const NOT_LINKED = [null, () => {}]
 
 /**
- * Links a standard `AbortSignal` to a new native abort: an already-aborted signal aborts it
- * at once; otherwise the signal's shared `abort` listener does (the caller's `onabort` and
+ * Links a standard `AbortSignal` to its native abort: an already-aborted signal aborts it at
+ * once; otherwise the signal's shared `abort` listener does (the caller's `onabort` and
  * listeners are never touched). Returns `[nativeAbort, unlink]`; `unlink` takes the listener
  * off once the signal's last ask has settled. Throws `INVALID_REQUEST` for a non-signal.
  * @param {unknown} signal
@@ -46,31 +52,35 @@ function linkSignal(signal) {
   if (!isAbortSignal(signal)) {
     throw new UserQuestionError('signal must be an AbortSignal', 'INVALID_REQUEST')
   }
-  const abort = new native.NativeAbort()
+  let abort = nativeAborts.get(signal)
+  if (abort === undefined) {
+    abort = new native.NativeAbort()
+    nativeAborts.set(signal, abort)
+  }
   if (signal.aborted) {
     abort.abort()
     return [abort, () => {}]
   }
   let link = linkedSignals.get(signal)
   if (link === undefined) {
-    /** @type {Set<native.NativeAbort>} */
-    const aborts = new Set()
     const onAbort = () => {
       linkedSignals.delete(signal)
-      for (const a of aborts) a.abort()
-      aborts.clear()
+      nativeAborts.get(signal)?.abort()
     }
-    link = { aborts, onAbort }
+    link = { asks: 0, onAbort }
     linkedSignals.set(signal, link)
     signal.addEventListener('abort', onAbort, { once: true })
   }
-  link.aborts.add(abort)
+  link.asks += 1
   const current = link
+  let linked = true
   return [
     abort,
     () => {
-      if (!current.aborts.delete(abort) || current.aborts.size > 0) return
-      if (linkedSignals.get(signal) === current) linkedSignals.delete(signal)
+      if (!linked) return
+      linked = false
+      if (--current.asks > 0 || linkedSignals.get(signal) !== current) return
+      linkedSignals.delete(signal)
       signal.removeEventListener('abort', current.onAbort)
     },
   ]

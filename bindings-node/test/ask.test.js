@@ -352,6 +352,51 @@ test('1,000 concurrent asks aborted while waiting all settle ASK_ABORTED', async
   assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
 })
 
+test('one signal passed to asks in turn, in two contexts: each waiting ask aborts with it, settled ones stay settled, later ones fail at once', async () => {
+  const one = new Context()
+  const two = new Context()
+  const reached = []
+  const now = [{ id: 'now', question: 'Now?' }]
+  const answered = { answers: [{ id: 'now', selected: [] }] }
+  const waiting = (name) => ({
+    ask(request) {
+      reached.push(name)
+      return request.questions[0].id === 'now' ? answered : new Promise(() => {})
+    },
+  })
+  one.userQuestions.registerProvider(waiting('one'))
+  two.userQuestions.registerProvider(waiting('two'))
+  const controller = new AbortController()
+  const signal = controller.signal
+  // Asked and settled in turn, with no ask waiting in between.
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(await one.userQuestions.ask({ questions: now, signal }), answered)
+    assert.deepEqual(await two.userQuestions.ask({ questions: now, signal }), answered)
+  }
+  assert.equal(getEventListeners(signal, 'abort').length, 0)
+  // Two wait, in two contexts, while a third settles.
+  const a = one.userQuestions.ask({ questions: QUESTIONS, signal })
+  const b = two.userQuestions.ask({ questions: QUESTIONS, signal })
+  assert.deepEqual(await one.userQuestions.ask({ questions: now, signal }), answered)
+  while (reached.length < 9) await new Promise((resolve) => setImmediate(resolve))
+  controller.abort()
+  assert.equal((await rejection(a)).code, 'ASK_ABORTED')
+  assert.equal((await rejection(b)).code, 'ASK_ABORTED')
+  assert.equal(getEventListeners(signal, 'abort').length, 0)
+  // Aborted now: a later ask fails at once, without reaching the provider.
+  assert.equal((await rejection(one.userQuestions.ask({ questions: now, signal }))).code, 'ASK_ABORTED')
+  assert.equal(reached.length, 9)
+
+  // A signal aborted while no ask waits on it (no listener of ours): the next ask fails too.
+  const idle = new AbortController()
+  assert.deepEqual(await one.userQuestions.ask({ questions: now, signal: idle.signal }), answered)
+  idle.abort()
+  assert.equal((await rejection(two.userQuestions.ask({ questions: now, signal: idle.signal }))).code, 'ASK_ABORTED')
+  assert.equal(reached.length, 10)
+  one.dispose()
+  two.dispose()
+})
+
 test('many asks sharing one signal add one listener to it, and abort together', async () => {
   const ctx = new Context()
   let calls = 0
