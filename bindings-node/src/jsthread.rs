@@ -12,9 +12,10 @@
 //!   listeners and the inbox subscribers have run before the asker's `await` can resume;
 //! - posted from another thread (a deadline, an inbox answered from another thread, the
 //!   terminal's thread), it waits in the queue and the thread's threadsafe function (a
-//!   doorbell carrying no data) makes the JS thread drain the whole queue in one turn, so the
-//!   withdrawal, the events and the settlement that one cause produced run together, in order,
-//!   before any microtask (the asker's continuation) does.
+//!   doorbell carrying no data) makes the JS thread drain the whole queue, so the withdrawal,
+//!   the events and the settlement that one cause produced run in the order they were posted
+//!   — in one turn when all were queued by then, else the later ones in a later turn — and the
+//!   asker's continuation, a microtask of the settlement's job, runs after all of them.
 //!
 //! The doorbell is referenced exactly while the thread has asks waiting, so a waiting ask keeps
 //! the process alive and nothing else does.

@@ -81,11 +81,13 @@ for (const [cause, withdraw, code] of [
   })
 }
 
-test("a deadline of a fast-path call: the withdrawal, then the outcome, in one turn of this thread", async () => {
+test('a deadline of a fast-path call: the withdrawal, then the outcome', async () => {
   const { ctx, calls, log } = recorded()
   const call = JSON.parse(ctx.ask(JSON.stringify({ questions: Q, timeoutMs: 5 }), null, null)).call
-  while (log.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
-  assert.equal(log.length, 2, 'both in the same turn')
+  // Both come from the timer thread through this thread's queue, in order; not necessarily in
+  // one turn (the thread may drain the first before the second is queued).
+  while (log.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+  assert.equal(log.length, 2)
   assert.deepEqual(log[0], [call, null, undefined])
   assert.equal(JSON.parse(log[1][2]).error.code, 'ASK_TIMED_OUT')
   assert.equal(calls.settle(call, JSON.stringify({ answer: YES })), null)
