@@ -163,6 +163,25 @@ async def test_the_provider_s_questions_are_its_own_copy(ctx: uq.Context) -> Non
     assert type(seen[2][0]["question"]) is str
 
 
+async def test_the_asker_s_answer_is_its_own(ctx: uq.Context) -> None:
+    # Never the provider's dicts and lists: changing them after the ask changes nothing.
+    given: Dict[str, Any] = {"answers": [{"id": "go", "selected": ["Yes"], "custom": "now"}]}
+
+    class Answering:
+        async def ask(self, req: Dict[str, Any]) -> Dict[str, Any]:
+            return given
+
+    ctx.user_questions.register_provider(Answering())
+    got = await ctx.user_questions.ask({"questions": [{"id": "go", "question": "Go?"}]})
+    assert got == given
+    assert got is not given and got["answers"] is not given["answers"]
+    assert got["answers"][0] is not given["answers"][0]
+    assert got["answers"][0]["selected"] is not given["answers"][0]["selected"]
+    given["answers"][0]["selected"].append("No")
+    given["answers"].append({"id": "more", "selected": []})
+    assert got == {"answers": [{"id": "go", "selected": ["Yes"], "custom": "now"}]}
+
+
 async def test_the_garbage_collector_runs_as_before_around_and_inside_every_ask(
     ctx: uq.Context,
 ) -> None:
