@@ -136,6 +136,8 @@ test("a JS provider's request carries expiresAt and key when the ask has them", 
   })
   await ctx.userQuestions.ask({ questions: Q, timeoutMs: 60000, key: 'k1' })
   await ctx.userQuestions.ask({ questions: Q })
+  for (const request of seen) assert.deepEqual(request.questions, Q)
+  assert.deepEqual(Object.keys(seen[0]), ['questions', 'signal', 'expiresAt', 'key'])
   assert.match(seen[0].expiresAt, RFC3339_MS)
   assert.equal(seen[0].key, 'k1')
   assert.ok(!('expiresAt' in seen[1]))
