@@ -67,10 +67,16 @@ pub(crate) fn internal(error: napi::Error) -> napi::Error<Code> {
 pub(crate) fn outcome_json(
     outcome: user_questions::Result<user_questions::AskUserQuestionAnswer>,
 ) -> String {
-    match outcome {
-        Ok(answer) => format!("{{\"answer\":{}}}", answer.to_compact_json()),
-        Err(error) => format!("{{\"error\":{}}}", error.to_json()),
-    }
+    // Built in one buffer of the right size (`format!` grows its buffer as it writes).
+    let (key, json) = match outcome {
+        Ok(answer) => ("{\"answer\":", answer.to_compact_json()),
+        Err(error) => ("{\"error\":", error.to_json()),
+    };
+    let mut text = String::with_capacity(key.len() + json.len() + 1);
+    text.push_str(key);
+    text.push_str(&json);
+    text.push('}');
+    text
 }
 
 /// One code of §10: its name and its number (the C ABI's).

@@ -51,7 +51,9 @@ const CAUSES = {
   'caller abort': { code: 'ASK_ABORTED', outcome: 'aborted', withdraw: ({ controller }) => controller.abort() },
   'provider dispose': { code: 'ASK_ABORTED', outcome: 'aborted', withdraw: ({ dispose }) => dispose() },
   'context dispose': { code: 'ASK_ABORTED', outcome: 'aborted', withdraw: ({ ctx }) => ctx.dispose() },
-  deadline: { code: 'ASK_TIMED_OUT', outcome: 'timed_out', timeoutMs: 30 },
+  // Long enough that the provider is reached first on a loaded machine (the deadline starts
+  // with the ask; one that passes before the provider's turn withdraws the call unseen).
+  deadline: { code: 'ASK_TIMED_OUT', outcome: 'timed_out', timeoutMs: 200 },
 }
 
 for (const [cause, { code, outcome, withdraw, timeoutMs }] of Object.entries(CAUSES)) {
@@ -113,8 +115,9 @@ test('a caller abort in the same tick as the ask: the provider never sees the wi
   controller.abort()
   await done
   assert.deepEqual(log, ['asker ASK_ABORTED'])
-  // The next ask reaches it as usual.
-  const next = asker(log, ctx.userQuestions.ask({ questions: Q, timeoutMs: 5 }))
+  // The next ask reaches it as usual (its deadline long enough that the provider is reached
+  // first on a loaded machine).
+  const next = asker(log, ctx.userQuestions.ask({ questions: Q, timeoutMs: 200 }))
   await next
   assert.deepEqual(log, ['asker ASK_ABORTED', 'provider called', 'provider signal', 'asker ASK_TIMED_OUT'])
   ctx.dispose()

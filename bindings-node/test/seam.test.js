@@ -91,7 +91,7 @@ test('inbox.extend: a later expiresAt and an extended event; undefined without a
   const { ctx, inbox } = withInbox()
   const events = []
   inbox.subscribe((e) => events.push(e))
-  const asked = ctx.userQuestions.ask({ questions: Q, timeoutMs: 20 })
+  const asked = ctx.userQuestions.ask({ questions: Q, timeoutMs: 2000 })
   const plain = ctx.userQuestions.ask({ questions: Q })
   const before = inbox.pending()[0].expiresAt
   const expiresAt = inbox.extend(1, 60000)
