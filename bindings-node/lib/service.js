@@ -211,9 +211,9 @@ class UserQuestionService {
     // With a JS provider registered, questions that are plain data are copied: the core checks
     // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
     // payload leaves them out). See `snapshot.js`.
-    const held = this.#dispatcher === undefined ? undefined : questionsCopy(request.questions)
-    const questions =
-      held === undefined ? toJson(request.questions, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
+    const given = request.questions
+    const held = this.#dispatcher === undefined ? undefined : questionsCopy(given)
+    const questions = held === undefined ? toJson(given, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
     // Only questions: the bound asker, which takes them alone (no request text to build).
     const bare = request.timeoutMs === undefined && request.key === undefined
     const json = bare ? undefined : requestJson(request, questions)

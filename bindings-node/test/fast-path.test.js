@@ -478,6 +478,23 @@ test('through the package: data that is not plain takes the JSON path, with the 
   withoutProvider.dispose()
 })
 
+test("through the package: the request's questions are read once, copied or not", async () => {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({ ask: (request) => ({ answers: [{ id: request.questions[0].id, selected: [] }] }) })
+  for (const question of [{ id: 'plain', question: 'Q?' }, { id: 'other', question: 'Q?', extra: 1 }]) {
+    let reads = 0
+    const request = {
+      get questions() {
+        reads++
+        return [question]
+      },
+    }
+    assert.deepEqual(await ctx.userQuestions.ask(request), { answers: [{ id: question.id, selected: [] }] })
+    assert.equal(reads, 1, question.id)
+  }
+  ctx.dispose()
+})
+
 test('through the package: a toJSON given to every object turns the copies off', async () => {
   const ctx = new Context()
   /** @type {any[]} */
