@@ -161,7 +161,7 @@ function dispatcherFor(provider, calls) {
   }
   /** @type {Dispatcher['run']} */
   const run = (payload, questions) => {
-    const parsed = typeof payload === 'number' ? { call: payload, questions } : JSON.parse(payload)
+    const parsed = typeof payload === 'number' ? { call: payload } : JSON.parse(payload)
     if (questions !== undefined) parsed.questions = questions
     const call = parsed.call
     return new Promise((resolve) => {

@@ -170,41 +170,20 @@ impl JsProvider {
     }
 }
 
-/// How a provider call is handed to the JS layer.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Handed {
-    /// Through the dispatcher.
-    Dispatched,
-    /// On the fast path, as call `call`; without the questions when the JS layer holds them.
-    Fast { call: u32, held: bool },
-}
-
 /// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`; on
 /// the fast path `"call":n` comes first, and the questions are left out when the JS layer
-/// holds them — and `None` when that would leave the call's number alone (the JS layer is
-/// then handed the number itself, with nothing to parse).
-fn payload_of(request: &ProviderRequest, handed: Handed) -> Option<String> {
-    if let Handed::Fast { held: true, .. } = handed
-        && request.agent.is_none()
-        && request.deadline.is_none()
-        && request.key.is_none()
-    {
-        return None;
-    }
+/// holds them (`held`).
+fn payload_of(request: &ProviderRequest, fast_call: Option<u32>, held: bool) -> String {
     let mut out = Vec::with_capacity(256);
-    let questions = match handed {
-        Handed::Fast { call, held } => {
-            let _ = write!(out, "{{\"call\":{call}");
-            if held {
-                None
-            } else {
-                Some(&b",\"questions\":"[..])
-            }
+    out.push(b'{');
+    if let Some(call) = fast_call {
+        let _ = write!(out, "\"call\":{call}");
+    }
+    if !held {
+        if fast_call.is_some() {
+            out.push(b',');
         }
-        Handed::Dispatched => Some(&b"{\"questions\":"[..]),
-    };
-    if let Some(key) = questions {
-        out.extend_from_slice(key);
+        out.extend_from_slice(b"\"questions\":");
         let _ = serde_json::to_writer(&mut out, &*request.questions);
     }
     if let Some(agent) = &request.agent {
@@ -219,7 +198,7 @@ fn payload_of(request: &ProviderRequest, handed: Handed) -> Option<String> {
         let _ = serde_json::to_writer(&mut out, key.as_str());
     }
     out.push(b'}');
-    Some(String::from_utf8(out).unwrap_or_default())
+    String::from_utf8(out).unwrap_or_default()
 }
 
 impl UserQuestionProvider for JsProvider {
@@ -241,7 +220,12 @@ impl UserQuestionProvider for JsProvider {
         if let Some(held) = armed {
             // The fast path: `NativeContext.ask` hands the payload back to the JS layer, which
             // calls the provider (never inside the asker's call) and settles through `settle`.
-            let payload = payload_of(&request, Handed::Fast { call, held });
+            // With the questions held and nothing else to pass, the call's number alone.
+            let alone = held
+                && request.agent.is_none()
+                && request.deadline.is_none()
+                && request.key.is_none();
+            let payload = (!alone).then(|| payload_of(&request, Some(call), held));
             STARTED.with(|s| {
                 *s.borrow_mut() = Some(Started {
                     call,
@@ -253,7 +237,7 @@ impl UserQuestionProvider for JsProvider {
             // Dispatched now, on the JS thread (the dispatcher only records the call and runs
             // the provider in a microtask, never inside the asker's call); a withdrawal comes
             // after it.
-            let payload = payload_of(&request, Handed::Dispatched).unwrap_or_default();
+            let payload = payload_of(&request, None, false);
             let dispatch = self.dispatch.clone();
             let calls = self.calls.clone();
             self.dispatch.home().post(Box::new(move |env| {

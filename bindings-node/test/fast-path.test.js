@@ -423,6 +423,24 @@ test('through the package: the asker gets its own copy of a plain answer, read o
   ctx.dispose()
 })
 
+test('through the package: an answer that is not plain, taken as given, reaches the asker as a parse of its text', async () => {
+  // A class instance with exactly the wire fields: no copy is made, and the core's outcome text
+  // is the text sent (settle returns ""), which the asker gets parsed.
+  class Answer {
+    constructor() {
+      this.answers = [{ id: 'go', selected: ['Yes'] }]
+    }
+  }
+  const given = new Answer()
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({ ask: () => given })
+  const got = await ctx.userQuestions.ask({ questions: Q })
+  assert.deepEqual(got, YES)
+  assert.equal(Object.getPrototypeOf(got), Object.prototype)
+  assert.notEqual(got.answers, given.answers)
+  ctx.dispose()
+})
+
 test('through the package: data that is not plain takes the JSON path, with the same outcomes and messages', async () => {
   const withProvider = new Context()
   /** @type {any[]} */
