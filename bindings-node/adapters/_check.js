@@ -78,4 +78,16 @@ function array(value, path) {
   return value
 }
 
-module.exports = { refuse, isObject, obj, string, optString, optBool, array }
+/**
+ * Sets `record[key]` as an own, enumerable property whatever `key` is: a key such as
+ * `__proto__` (a question's id or text) becomes a field, not the record's prototype.
+ * @template T
+ * @param {Record<string, T>} record
+ * @param {string} key
+ * @param {T} value
+ */
+function setOwn(record, key, value) {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+module.exports = { refuse, isObject, obj, string, optString, optBool, array, setOwn }

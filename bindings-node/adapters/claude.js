@@ -11,7 +11,7 @@
 
 const { UserQuestionError } = require('../lib/errors.js')
 const { validateAnswer } = require('../lib/tool.js')
-const { array, obj, optBool, optString, refuse, string } = require('./_check.js')
+const { array, obj, optBool, optString, refuse, setOwn, string } = require('./_check.js')
 
 /** Claude's limit on a question's header, in characters (Unicode code points). */
 const MAX_HEADER = 12
@@ -96,7 +96,7 @@ function toResult(input, answer) {
     const item = items[i]
     const parts = [...item.selected]
     if (item.custom !== undefined) parts.push(item.custom)
-    if (parts.length > 0) answers[question.question] = parts.join(', ')
+    if (parts.length > 0) setOwn(answers, question.question, parts.join(', '))
   })
   const questions = /** @type {AskUserQuestionInput} */ (input).questions
   return { questions, answers }

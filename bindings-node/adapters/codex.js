@@ -10,7 +10,7 @@
 'use strict'
 
 const { validateAnswer } = require('../lib/tool.js')
-const { array, obj, optBool, optString, refuse, string } = require('./_check.js')
+const { array, obj, optBool, optString, refuse, setOwn, string } = require('./_check.js')
 
 /** How Codex's own UI sends free text next to (or instead of) a chosen option. */
 const NOTE_PREFIX = 'user_note: '
@@ -79,7 +79,7 @@ function toResult(input, answer) {
   for (const item of /** @type {Answer} */ (answer).answers) {
     const values = [...item.selected]
     if (item.custom !== undefined) values.push(NOTE_PREFIX + item.custom)
-    answers[item.id] = { answers: values }
+    setOwn(answers, item.id, { answers: values })
   }
   return { answers }
 }

@@ -14,7 +14,7 @@
 
 const { UserQuestionError } = require('../lib/errors.js')
 const { validateAnswer } = require('../lib/tool.js')
-const { isObject, refuse } = require('./_check.js')
+const { isObject, refuse, setOwn } = require('./_check.js')
 
 /** The message of ASK_CANCELLED when the client declines or cancels (as for an inbox, §7). */
 const CANCELLED = 'the user cancelled ask_user_question'
@@ -23,9 +23,6 @@ const NO_ELICITATION =
   'the connected MCP client cannot answer questions: it did not declare the elicitation capability for form mode'
 /** The longest wait the SDK's request timer takes; deadlines are the seam's (§16). */
 const NO_SDK_TIMEOUT = 2147483647
-
-const OTHER_SINGLE = 'Your own answer, instead of an option.'
-const OTHER_MULTI = 'Your own answer, in addition to the options chosen.'
 
 /**
  * @typedef {import('../index').AskUserQuestionItem} Question
@@ -69,7 +66,7 @@ function toElicitation(questions) {
     if (Object.hasOwn(properties, key)) {
       refuse(`question id ${json(id)} gives the elicitation field ${json(key)}, which another question already uses`)
     }
-    properties[key] = field
+    setOwn(properties, key, field)
   }
   for (const question of questions) {
     const fieldTitle = title(question)
@@ -89,11 +86,8 @@ function toElicitation(questions) {
         : { type: 'string', title: fieldTitle, description: fieldDescription, oneOf: choices },
       id,
     )
-    put(
-      `${id}.other`,
-      { type: 'string', title: `${fieldTitle} (other)`, description: multi ? OTHER_MULTI : OTHER_SINGLE },
-      id,
-    )
+    // Every field's title and description are its question's (§21), the Other one's too.
+    put(`${id}.other`, { type: 'string', title: fieldTitle, description: fieldDescription }, id)
   }
   return {
     message: questions.map((q) => q.question).join('\n'),
@@ -110,7 +104,7 @@ const failed = (message) => new UserQuestionError(message, 'PROVIDER_FAILED')
  * @returns {string | undefined}
  */
 function text(content, key) {
-  const value = content[key]
+  const value = Object.hasOwn(content, key) ? content[key] : undefined
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'string') throw failed(`elicitation field ${json(key)} must be a string`)
   return value
@@ -127,7 +121,9 @@ function fromElicitation(questions, result) {
   if (!isObject(result)) throw failed('the elicitation result must be an object')
   const action = result.action
   if (action === 'decline' || action === 'cancel') throw new UserQuestionError(CANCELLED, 'ASK_CANCELLED')
-  if (action !== 'accept') throw failed(`the elicitation result has an unknown action ${json(String(action))}`)
+  if (action === undefined || action === null) throw failed('the elicitation result has no action')
+  if (typeof action !== 'string') throw failed('the elicitation result\'s action must be a string')
+  if (action !== 'accept') throw failed(`the elicitation result has an unknown action ${json(action)}`)
   let content = result.content
   if (content === undefined || content === null) content = {}
   if (!isObject(content)) throw failed('the elicitation content must be an object')

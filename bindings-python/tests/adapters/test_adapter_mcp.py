@@ -37,10 +37,14 @@ QUESTIONS: List[Dict[str, Any]] = [
 
 
 def host(
-    abort_after_asked: Optional[anyio.Event] = None, *, request_scoped: bool = False
+    abort_after_asked: Optional[anyio.Event] = None,
+    *,
+    request_scoped: bool = False,
+    given_context: bool = False,
 ) -> MCPServer:
     """An MCP server whose tool asks the human through its own client (on the connection's
-    channel, or tied to the tool call's request)."""
+    channel, or tied to the tool call's request); the provider is given the tool's session,
+    or with ``given_context`` the tool's Context itself."""
     server = MCPServer("host")
 
     @server.tool()
@@ -49,7 +53,9 @@ def host(
         related = ctx.request_id if request_scoped else None
         with uq.Context() as questions:
             questions.user_questions.register_provider(
-                McpElicitationProvider(ctx.session, related_request_id=related)
+                McpElicitationProvider(
+                    ctx if given_context else ctx.session, related_request_id=related
+                )
             )
             controller = uq.AbortController()
             request: Dict[str, Any] = {"questions": QUESTIONS, "signal": controller.signal}
@@ -87,9 +93,11 @@ async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> No
             content={"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"},
         )
 
-    for request_scoped in (False, True):
+    for request_scoped, given_context in ((False, False), (True, False), (False, True)):
         async with Client(
-            host(request_scoped=request_scoped), mode="legacy", elicitation_callback=answer
+            host(request_scoped=request_scoped, given_context=given_context),
+            mode="legacy",
+            elicitation_callback=answer,
         ) as client:
             assert await call(client) == {
                 "answers": [
@@ -99,7 +107,7 @@ async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> No
                 ]
             }
     expected = to_elicitation(QUESTIONS)
-    assert len(seen) == 2
+    assert len(seen) == 3
     for params in seen:
         assert params.message == expected["message"]
         assert params.requested_schema == expected["requestedSchema"]
@@ -173,3 +181,17 @@ async def test_a_2026_07_28_connection_without_a_back_channel_fails_clearly() ->
             " e.g. a stateless 2026-07-28 request); the client cannot be asked",
         }
     assert called == []
+
+
+def test_anything_but_a_session_or_a_tool_context_is_refused_when_made() -> None:
+    for wrong in (object(), None, "session", MCPServer("host")):
+        try:
+            McpElicitationProvider(wrong)
+        except uq.UserQuestionError as err:
+            assert err.code == "INVALID_ARGUMENT"
+            assert err.message == (
+                "McpElicitationProvider needs an MCP ServerSession (in a tool: ctx.session) "
+                f"or a tool's Context, not {type(wrong).__name__}"
+            )
+        else:
+            raise AssertionError(f"{wrong!r} was accepted")

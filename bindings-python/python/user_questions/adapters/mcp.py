@@ -43,9 +43,6 @@ NO_BACK_CHANNEL = (
     "stateless 2026-07-28 request); the client cannot be asked"
 )
 
-_OTHER_SINGLE = "Your own answer, instead of an option."
-_OTHER_MULTI = "Your own answer, in addition to the options chosen."
-
 
 def _title(question: Mapping[str, Any]) -> str:
     header = question.get("header")
@@ -96,12 +93,8 @@ def to_elicitation(questions: List[Mapping[str, Any]]) -> Dict[str, Any]:
         else:
             field = {"type": "string", "title": title, "description": description, "oneOf": choices}
         put(qid, field, qid)
-        other = {
-            "type": "string",
-            "title": f"{title} (other)",
-            "description": _OTHER_MULTI if multi else _OTHER_SINGLE,
-        }
-        put(f"{qid}.other", other, qid)
+        # Every field's title and description are its question's (§21), the Other one's too.
+        put(f"{qid}.other", {"type": "string", "title": title, "description": description}, qid)
     return {
         "message": "\n".join(q["question"] for q in questions),
         "requestedSchema": {"type": "object", "properties": properties},
@@ -135,8 +128,12 @@ def from_elicitation(questions: List[Mapping[str, Any]], result: Any) -> Dict[st
     action = result.get("action")
     if action in ("decline", "cancel"):
         raise UserQuestionError(CANCELLED, "ASK_CANCELLED")
+    if action is None:
+        raise _failed("the elicitation result has no action")
+    if not isinstance(action, str):
+        raise _failed("the elicitation result's action must be a string")
     if action != "accept":
-        raise _failed(f"the elicitation result has an unknown action {_json(str(action))}")
+        raise _failed(f"the elicitation result has an unknown action {_json(action)}")
     content = result.get("content")
     if content is None:
         content = {}
@@ -213,11 +210,17 @@ def supports_form_elicitation(capabilities: Any) -> bool:
     )
 
 
+def _is_session(value: Any) -> bool:
+    """Whether ``value`` can elicit: what a ``ServerSession`` offers the provider."""
+    return callable(getattr(value, "elicit_form", None)) and hasattr(value, "client_capabilities")
+
+
 class McpElicitationProvider:
     """A provider that asks the client of an MCP server through form-mode elicitation.
 
     ``session`` is the server's ``mcp.server.session.ServerSession`` (in a tool handler:
-    ``ctx.session``). Each ask sends one ``elicitation/create`` request and settles from the
+    ``ctx.session``), or the tool's ``Context`` itself (its session is used); anything else is
+    ``INVALID_ARGUMENT`` here, not a failure of every ask. Each ask sends one ``elicitation/create`` request and settles from the
     client's result. Without ``related_request_id`` it goes on the connection's own channel, so
     the provider may outlive the request it was made in; with it (``ctx.request_id``) it is
     tied to that request, which Streamable HTTP needs to route it on the request's stream; a withdrawn ask cancels the request (the client receives
@@ -227,6 +230,18 @@ class McpElicitationProvider:
     """
 
     def __init__(self, session: Any, *, related_request_id: Any = None) -> None:
+        if not _is_session(session):
+            try:
+                inner = session.session  # a tool's Context
+            except Exception:  # noqa: BLE001 - not a Context, or one outside its request
+                inner = None
+            if not _is_session(inner):
+                raise UserQuestionError(
+                    "McpElicitationProvider needs an MCP ServerSession (in a tool: ctx.session) "
+                    f"or a tool's Context, not {type(session).__name__}",
+                    "INVALID_ARGUMENT",
+                )
+            session = inner
         self._session = session
         self._related_request_id = related_request_id
 
