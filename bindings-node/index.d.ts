@@ -202,11 +202,11 @@ export interface PlanReview {
 /** One context: an agent registry and the `userQuestions` service that checks against it. */
 export declare class Context {
   /**
-   * `journal`: a file every ask is appended to as JSON lines. A journal that cannot be
-   * written never fails or delays an ask; its first write error is reported once, as a process
-   * warning (`USER_QUESTIONS_JOURNAL`).
+   * `journal`: a file every ask is appended to as JSON lines (`null` or absent: none). A
+   * journal that cannot be written never fails or delays an ask; its first write error is
+   * reported once, as a process warning (`USER_QUESTIONS_JOURNAL`).
    */
-  constructor(options?: { strict?: boolean; journal?: string })
+  constructor(options?: { strict?: boolean; journal?: string | null })
   readonly agents: AgentRegistry
   readonly userQuestions: UserQuestionService
   /** Disposes the provider: waiting asks settle `ASK_ABORTED`; later asks fail `NO_PROVIDER`. */

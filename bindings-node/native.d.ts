@@ -57,6 +57,12 @@ export declare class NativeContext {
    * path (setting one never fails: a file that cannot be opened is the first write error).
    */
   constructor(journal?: string | undefined | null)
+  /**
+   * Records an ask the JS layer refused before the core could read it (a request that is
+   * not an object, questions JSON cannot carry): numbers it and journals it `refused` with
+   * `INVALID_REQUEST` and `message` (§18), as the core does for the requests it refuses.
+   */
+  refuse(message: string, agent?: NativeAgent | undefined | null): void
   /** The journal's first write error, exactly once (later calls: `null`). */
   takeJournalError(): string | null
   /** Strict answer checking (§6 on every provider answer); off by default. */

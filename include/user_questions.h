@@ -162,12 +162,12 @@ void uq_context_free(uq_context *ctx);
 
 // Writes every later ask of `ctx` to the journal at `path` (§18): a file of JSON lines,
 // appended to — `asked`, `refused` and `settled` lines, each written before the ask's
-// settlement is observed. `path` is copied (bytes on Unix, UTF-8 elsewhere). Setting a journal
-// never fails: a file that cannot be opened or written never fails nor delays an ask, and
-// counts in `uq_journal_errors`. A later call switches to the new file.
+// settlement is observed. `path` is copied. Setting a journal never fails: a file that
+// cannot be opened or written never fails nor delays an ask, and counts in
+// `uq_journal_errors`. A later call switches to the new file.
 //
-// Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx` or a NULL
-// `path` (and, except on Unix, a `path` that is not UTF-8).
+// Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, or a `path`
+// that is NULL or not UTF-8 (as every string argument; the journal is then left as it was).
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string.
@@ -241,9 +241,10 @@ void uq_abort_free(uq_abort *abort);
 // `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`, or the
 // library's one deadline thread). Any other return: the ask failed before the provider and
 // the callback never fires (`uq_ask_with_error` also gives the message). The checks run in
-// the order of §3: `UQ_INVALID_REQUEST` (malformed JSON, a bad `timeoutMs` or `key`, or
-// duplicate ids/labels), `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`,
-// `UQ_DELEGATED_CALLER`, `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL
+// the order of §3: `UQ_INVALID_REQUEST` (malformed JSON, a bad `timeoutMs` or `key`),
+// `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`, `UQ_DELEGATED_CALLER`,
+// `UQ_BAD_INTENT`, `UQ_INVALID_REQUEST` (duplicate ids or labels), `UQ_NO_PROVIDER`;
+// `UQ_INVALID_ARGUMENT` for a NULL
 // `ctx`/`request_json`/`callback`, invalid UTF-8, or a foreign or freed handle. No thread is
 // created per ask.
 //

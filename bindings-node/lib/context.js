@@ -21,13 +21,13 @@ class Context {
   #userQuestions
 
   /**
-   * @param {{ strict?: boolean, journal?: string }} [options] `journal`: a file path; every
-   *   ask is appended to it as JSON lines (§18). A journal that cannot be written never fails
-   *   or delays an ask; its first write error is reported once, as a process warning
-   *   (`USER_QUESTIONS_JOURNAL`).
+   * @param {{ strict?: boolean, journal?: string | null }} [options] `journal`: a file path;
+   *   every ask is appended to it as JSON lines (§18); `null` or absent: none. A journal that
+   *   cannot be written never fails or delays an ask; its first write error is reported once,
+   *   as a process warning (`USER_QUESTIONS_JOURNAL`).
    */
   constructor(options) {
-    const journal = options?.journal
+    const journal = options?.journal ?? undefined
     if (journal !== undefined && typeof journal !== 'string') {
       throw invalidArgument('journal must be a file path (a string)')
     }

@@ -25,7 +25,8 @@ class QuestionInbox {
   #answer = this.#native.answerer()
 
   /**
-   * The pending questions `{ticket, questions, agentId?}` in arrival order.
+   * The pending questions `{ticket, questions, agentId?, askedAt, expiresAt?, key?}` in
+   * arrival order (§7, §16, §20).
    * @returns {Array<Record<string, unknown>>}
    */
   pending() {

@@ -110,7 +110,7 @@ function journalOpened(nativeContext) {
 function warnJournalError(nativeContext) {
   const error = nativeContext.takeJournalError()
   if (error != null) {
-    process.emitWarning(`the user-questions journal could not be written: ${error}`, {
+    process.emitWarning(error, {
       code: 'USER_QUESTIONS_JOURNAL',
     })
   }
@@ -128,17 +128,28 @@ function requestJson(request, questions = toJson(request.questions, 'questions',
   if (request.timeoutMs !== undefined) {
     json += `,"timeoutMs":${toJson(wireNumber(request.timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
   }
-  if (request.key !== undefined) json += `,"key":${toJson(request.key, 'key', 'INVALID_REQUEST')}`
+  if (request.key !== undefined) json += `,"key":${toJson(wireKey(request.key), 'key', 'INVALID_REQUEST')}`
   return `${json}}`
 }
 
 /**
  * A number as JSON would carry it faithfully: `NaN` and the infinities (which JSON turns
- * into `null`) become a string, so that the core rejects them with its own message.
+ * into `null`) and a BigInt (which it cannot carry) become a string, so that the core
+ * rejects them with its own message (§16).
  * @param {unknown} n
  */
 function wireNumber(n) {
-  return typeof n === 'number' && !Number.isFinite(n) ? String(n) : n
+  return (typeof n === 'number' && !Number.isFinite(n)) || typeof n === 'bigint' ? String(n) : n
+}
+
+/**
+ * A `key` as the core should see it: a string as given, anything else `false` (not a
+ * string), so that the core rejects it with its own message (§20) — also a BigInt or a
+ * function, which JSON cannot carry or would drop.
+ * @param {unknown} key
+ */
+function wireKey(key) {
+  return typeof key === 'string' ? key : false
 }
 
 /** The `userQuestions` service of one context. */
@@ -185,6 +196,20 @@ class UserQuestionService {
     return asker
   }
 
+  /**
+   * An ask refused before the core could read it: numbered and journaled `refused` (§18) by
+   * the core, with `agent`'s id when it is an `Agent` of this package. Returns the error to
+   * throw (`INVALID_REQUEST`, `message`).
+   * @param {string} message
+   * @param {unknown} agent
+   */
+  #refused(message, agent) {
+    const nativeContext = this.#native
+    callNative(() => nativeContext.refuse(message, agent instanceof Agent ? nativeAgentFor(agent) : null))
+    if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+    return new UserQuestionError(message, 'INVALID_REQUEST')
+  }
+
   /** Strict answer checking (§6 on every provider answer); off by default. */
   get strict() {
     return this.#native.strict
@@ -206,17 +231,27 @@ class UserQuestionService {
    */
   async ask(request) {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-      throw new UserQuestionError('request must be an object', 'INVALID_REQUEST')
+      throw this.#refused('request must be an object', undefined)
     }
     // With a JS provider registered, questions that are plain data are copied: the core checks
     // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
     // payload leaves them out). See `snapshot.js`.
     const given = request.questions
     const held = this.#dispatcher === undefined ? undefined : questionsCopy(given)
-    const questions = held === undefined ? toJson(given, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
+    /** @type {string} */
+    let questions
+    /** @type {string | undefined} */
+    let json
     // Only questions: the bound asker, which takes them alone (no request text to build).
     const bare = request.timeoutMs === undefined && request.key === undefined
-    const json = bare ? undefined : requestJson(request, questions)
+    try {
+      questions = held === undefined ? toJson(given, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
+      json = bare ? undefined : requestJson(request, questions)
+    } catch (err) {
+      // Questions JSON cannot carry (a cycle, a BigInt): refused here, numbered and journaled
+      // as the core does for what it refuses (§18).
+      throw this.#refused(/** @type {UserQuestionError} */ (err).message, request.agent)
+    }
     const nativeContext = this.#native
     const [abort, unlink] = linkSignal(request.signal)
     const agent = request.agent
@@ -342,4 +377,4 @@ class UserQuestionService {
   }
 }
 
-module.exports = { UserQuestionService, inFlight, journalOpened, wireNumber }
+module.exports = { UserQuestionService, inFlight, journalOpened, wireKey, wireNumber }

@@ -6,7 +6,7 @@ const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
 const { Context, contextNativeOf } = require('./context.js')
 const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
-const { inFlight, wireNumber } = require('./service.js')
+const { inFlight, wireKey, wireNumber } = require('./service.js')
 
 const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
 
@@ -80,7 +80,7 @@ class AskUserQuestionTool {
     /** @type {Record<string, unknown>} */
     const options = {}
     if (exec?.timeoutMs !== undefined) options.timeoutMs = wireNumber(exec.timeoutMs)
-    if (exec?.key !== undefined) options.key = exec.key
+    if (exec?.key !== undefined) options.key = wireKey(exec.key)
     const optionsJson = JSON.stringify(options)
     const nativeContext = this.#native
     try {

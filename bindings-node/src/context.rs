@@ -48,6 +48,17 @@ impl NativeContext {
         }
     }
 
+    /// Records an ask the JS layer refused before the core could read it (a request that is
+    /// not an object, questions JSON cannot carry): numbers it and journals it `refused` with
+    /// `INVALID_REQUEST` and `message` (§18), as the core does for the requests it refuses.
+    #[napi(catch_unwind)]
+    pub fn refuse(&self, message: String, agent: Option<&NativeAgent>) {
+        self.context.user_questions().refuse(
+            agent.map(NativeAgent::agent),
+            &user_questions::UserQuestionError::invalid_request(message),
+        );
+    }
+
     /// The journal's first write error, exactly once (later calls: `null`).
     #[napi(catch_unwind)]
     pub fn take_journal_error(&self) -> Option<String> {

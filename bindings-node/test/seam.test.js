@@ -10,7 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
-const { AskUserQuestionTool, AutoResponder, Context, QuestionInbox, UserQuestionError } = require('..')
+const { Agent, AskUserQuestionTool, AutoResponder, Context, QuestionInbox, UserQuestionError } = require('..')
 
 const PKG = path.resolve(__dirname, '..')
 const Q = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
@@ -28,14 +28,14 @@ function withInbox() {
 
 test('timeoutMs and key that are not valid are INVALID_REQUEST with the exact messages, before the provider', async () => {
   const { ctx, inbox } = withInbox()
-  for (const timeoutMs of [0, -1, 1.5, 2147483648, NaN, Infinity, '5', true, null]) {
+  for (const timeoutMs of [0, -1, 1.5, 2147483648, NaN, Infinity, '5', true, null, 10n]) {
     await assert.rejects(ctx.userQuestions.ask({ questions: Q, timeoutMs }), {
       name: 'UserQuestionError',
       code: 'INVALID_REQUEST',
       message: BAD_TIMEOUT,
     })
   }
-  for (const key of ['', 'k'.repeat(257), 5, null, {}]) {
+  for (const key of ['', 'k'.repeat(257), 5, null, {}, 10n, () => 'k']) {
     await assert.rejects(ctx.userQuestions.ask({ questions: Q, key }), {
       code: 'INVALID_REQUEST',
       message: BAD_KEY,
@@ -167,8 +167,11 @@ test("the tool takes timeoutMs and key from its caller: a deadline is the failur
     [{ timeoutMs: 0 }, BAD_TIMEOUT],
     [{ timeoutMs: 2.5 }, BAD_TIMEOUT],
     [{ timeoutMs: NaN }, BAD_TIMEOUT],
+    [{ timeoutMs: 10n }, BAD_TIMEOUT],
     [{ key: '' }, BAD_KEY],
     [{ key: 7 }, BAD_KEY],
+    [{ key: 10n }, BAD_KEY],
+    [{ key: () => 'k' }, BAD_KEY],
   ]) {
     const result = await tool.execute(args, exec)
     assert.equal(result.isError, true)
@@ -230,6 +233,54 @@ test('a journal records every ask as JSON lines', async () => {
     assert.equal(lines[1].outcome, 'answered')
     assert.equal(lines[2].code, 'EMPTY_QUESTIONS')
     assert.throws(() => new Context({ journal: 42 }), { code: 'INVALID_ARGUMENT' })
+    // null is no journal, as absent is.
+    new Context({ journal: null }).dispose()
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('asks refused before the core can read them are numbered and journaled like any refused ask', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-journal-'))
+  try {
+    const file = path.join(dir, 'asks.jsonl')
+    const ctx = new Context({ journal: file })
+    ctx.userQuestions.registerProvider(new AutoResponder('first'))
+    const root = new Agent('root')
+    ctx.agents.enter(root)
+    const cyclic = [{ id: 'go', question: 'Proceed?' }]
+    cyclic[0].self = cyclic
+    const refusals = [
+      [null, 'request must be an object'],
+      ['ask', 'request must be an object'],
+      [[Q], 'request must be an object'],
+      [{ questions: cyclic, agent: root }, /^questions must be JSON data: /],
+      [{ questions: [{ id: 'go', question: 'Proceed?', n: 1n }] }, /^questions must be JSON data: /],
+      [{ questions: Q, timeoutMs: 10n }, BAD_TIMEOUT],
+    ]
+    for (const [request, message] of refusals) {
+      await assert.rejects(ctx.userQuestions.ask(/** @type {any} */ (request)), { code: 'INVALID_REQUEST', message })
+    }
+    await ctx.userQuestions.ask({ questions: Q })
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    assert.deepEqual(
+      lines.map((l) => [l.event, l.ask, l.code]),
+      [
+        ['refused', 1, 'INVALID_REQUEST'],
+        ['refused', 2, 'INVALID_REQUEST'],
+        ['refused', 3, 'INVALID_REQUEST'],
+        ['refused', 4, 'INVALID_REQUEST'],
+        ['refused', 5, 'INVALID_REQUEST'],
+        ['refused', 6, 'INVALID_REQUEST'],
+        ['asked', 7, undefined],
+        ['settled', 7, undefined],
+      ],
+    )
+    assert.equal(lines[0].message, 'request must be an object')
+    assert.equal(lines[3].agentId, 'root')
+    assert.match(lines[3].message, /^questions must be JSON data: /)
+    assert.equal(lines[5].message, BAD_TIMEOUT)
+    ctx.dispose()
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -256,6 +307,7 @@ test('a journal that cannot be written: asks settle, one process warning, no cra
       await new Promise((r) => setImmediate(r))
       console.log(warnings.length)
       console.log(warnings[0])
+      console.log(file)
     })()
   `
   const run = spawnSync(process.execPath, ['-e', source], { encoding: 'utf8', timeout: 20000 })
@@ -263,7 +315,11 @@ test('a journal that cannot be written: asks settle, one process warning, no cra
   const lines = run.stdout.trim().split('\n')
   assert.deepEqual(lines.slice(0, 3), Array(3).fill('{"answers":[{"id":"go","selected":["Yes"]}]}'))
   assert.equal(lines[3], '1')
-  assert.match(lines[4], /^USER_QUESTIONS_JOURNAL: the user-questions journal could not be written: /)
+  // The core's own words, once: which file, and why (no prefix repeating them).
+  assert.ok(
+    lines[4].startsWith(`USER_QUESTIONS_JOURNAL: the user-questions journal ${lines[5]} cannot be written: `),
+    lines[4],
+  )
 })
 
 /** Runs `source` in a fresh Node process; it must exit on its own. */

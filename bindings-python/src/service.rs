@@ -288,7 +288,12 @@ impl PyService {
                 .ok_or_else(|| bad_request(&format!("{what} must be a string")))
         };
         let request = (|| {
-            let mut request = ReviewPlanRequest::new(text(plan, "plan")?);
+            let plan = text(plan, "plan")?;
+            // Checked first (§17), before the other arguments.
+            if plan.trim().is_empty() {
+                return Err(bad_request(messages::EMPTY_PLAN));
+            }
+            let mut request = ReviewPlanRequest::new(plan);
             if let Some(question) = question.filter(|q| !q.is_none()) {
                 request = request.with_question(text(question, "question")?);
             }

@@ -244,6 +244,11 @@ async def test_review_plan_errors_and_deadline(ctx: uq.Context) -> None:
     assert await _code(ctx.user_questions.review_plan("  ")) == (
         "INVALID_REQUEST: review_plan requires a plan"
     )
+    # The empty plan is checked first (§17), before every other argument.
+    for bad in ({"timeout": 0}, {"question": 5}, {"agent": "x"}, {"signal": 3}):
+        assert await _code(ctx.user_questions.review_plan("", **bad)) == (  # type: ignore[arg-type]
+            "INVALID_REQUEST: review_plan requires a plan"
+        ), bad
     assert await _code(ctx.user_questions.review_plan(PLAN)) == (
         "NO_PROVIDER: no user-questions provider is registered"
     )

@@ -247,8 +247,9 @@ fn invalid_argument() -> ExitCode {
 }
 
 /// A clap error as `uq` reports it: help and version on stdout (exit 0; the usage when no
-/// command is given, exit 15); otherwise the usage line on stderr, then
-/// `INVALID_ARGUMENT: <what is wrong, naming the argument>` and exit 15.
+/// command is given, with `INVALID_ARGUMENT: a command is required` on stderr, exit 15);
+/// otherwise `INVALID_ARGUMENT: <what is wrong, naming the argument>` on stderr, then the
+/// usage line, and exit 15.
 fn argument_failure(error: clap::Error) -> ExitCode {
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -257,6 +258,7 @@ fn argument_failure(error: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             print!("{}", error.render());
+            eprintln!("{}: a command is required", ErrorCode::InvalidArgument);
             return invalid_argument();
         }
         _ => {}
@@ -283,10 +285,11 @@ fn argument_failure(error: clap::Error) -> ExitCode {
             message = format!("{message} ({joined})");
         }
     }
+    // `CODE: message` is the first line (§15), as for every failure; the usage line after it.
+    eprintln!("{}: {message}", ErrorCode::InvalidArgument);
     if let Some(usage) = usage {
         eprintln!("{usage}");
     }
-    eprintln!("{}: {message}", ErrorCode::InvalidArgument);
     invalid_argument()
 }
 
@@ -310,34 +313,63 @@ fn context(options: &AskOptions) -> Context {
     }
 }
 
-/// Registers the auto-responder, or `person` (the terminal), as the context's provider.
+/// Registers the auto-responder, or `person` (the terminal), as the context's provider; with
+/// `--web`, also returns the page's URL, printed (`open <url>`) once the request passed its
+/// checks (see [`announce`]).
 fn register(
     ctx: &Context,
     options: &AskOptions,
     person: impl FnOnce() -> TerminalProvider,
-) -> Result<ProviderRegistration, UserQuestionError> {
+) -> Result<(ProviderRegistration, Option<String>), UserQuestionError> {
     if let Some(url) = &options.hub {
-        let token = options
-            .token
-            .clone()
-            .or_else(|| std::env::var("UQ_TOKEN").ok())
-            .unwrap_or_default();
-        return ctx
-            .user_questions()
-            .register_provider(RemoteProvider::new(url, &token)?);
+        return Ok((
+            ctx.user_questions()
+                .register_provider(remote_provider(url, options.token.as_deref())?)?,
+            None,
+        ));
     }
     if options.web {
         let listen = options.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let web = WebProvider::bind(listen)?;
-        eprintln!("open {}", web.url());
+        let url = web.url().to_owned();
         // Owned by the context: dropping it stops the server.
-        return ctx.user_questions().register_provider(web);
+        return Ok((ctx.user_questions().register_provider(web)?, Some(url)));
     }
-    match options.auto {
+    let registration = match options.auto {
         Some(policy) => ctx
             .user_questions()
             .register_provider(AutoResponder::new(policy).approve_intents(options.approve_intents)),
         None => ctx.user_questions().register_provider(person()),
+    };
+    Ok((registration?, None))
+}
+
+/// The `RemoteProvider` of `--hub URL`: its token from `--token`, else `$UQ_TOKEN`, else the
+/// URL's `?token=`; with none of them the error names all three.
+pub(crate) fn remote_provider(
+    url: &str,
+    token: Option<&str>,
+) -> Result<RemoteProvider, UserQuestionError> {
+    let token = token
+        .map(str::to_owned)
+        .or_else(|| std::env::var("UQ_TOKEN").ok());
+    let given = token.is_some();
+    RemoteProvider::new(url, token.as_deref().unwrap_or("")).map_err(|e| {
+        if !given && e.code() == ErrorCode::InvalidArgument && e.message().starts_with("token ") {
+            UserQuestionError::invalid_argument(
+                "--hub needs the hub's token: --token TOKEN, $UQ_TOKEN, or ?token= in the URL",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Prints `open <url>` on stderr for a web page: after the ask started, so a request that
+/// fails its checks prints only its error.
+fn announce(url: Option<String>) {
+    if let Some(url) = url {
+        eprintln!("open {url}");
     }
 }
 
@@ -370,7 +402,7 @@ fn wait<T>(
     }
     let result = futures::executor::block_on(ask);
     if let Some(error) = ctx.user_questions().take_journal_error() {
-        eprintln!("uq: warning: the journal could not be written: {error}");
+        eprintln!("uq: warning: {error}");
     }
     // Stop the terminal thread (restoring the terminal) before printing.
     drop(ctx);
@@ -411,7 +443,7 @@ fn ask(args: AskArgs) -> ExitCode {
         Some(lines) => TerminalProvider::with_line_prompts(Cursor::new(lines), std::io::stderr()),
         None => TerminalProvider::new(),
     });
-    let _registration = match registration {
+    let (_registration, url) = match registration {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
@@ -436,6 +468,7 @@ fn ask(args: AskArgs) -> ExitCode {
         Ok(pending) => pending,
         Err(e) => return fail(&e),
     };
+    announce(url);
     match wait(ctx, options, &controller, pending) {
         Ok(answer) => {
             println!("{}", answer.to_compact_json());
@@ -468,7 +501,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
             TerminalProvider::new()
         }
     });
-    let _registration = match registration {
+    let (_registration, url) = match registration {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
@@ -484,6 +517,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
         Ok(pending) => pending,
         Err(e) => return fail(&e),
     };
+    announce(url);
     match wait(ctx, options, &controller, pending) {
         Ok(review) => {
             println!("{}", review.to_json());

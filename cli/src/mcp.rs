@@ -28,10 +28,10 @@ use user_questions::{
     AbortController, AutoPolicy, AutoResponder, Context, ProviderRegistration, UserQuestionError,
     UserQuestionService, ask_user_question,
 };
-use user_questions_remote::RemoteProvider;
+use user_questions_terminal::TerminalProvider;
 use user_questions_web::{DEFAULT_LISTEN, WebProvider};
 
-use crate::{command_error, fail, parse_timeout, policy_parser};
+use crate::{fail, parse_timeout, policy_parser, remote_provider};
 
 /// The MCP revisions this server speaks, newest first.
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -47,7 +47,8 @@ const INVALID_PARAMS: i64 = -32602;
 pub const MCP_AFTER_HELP: &str = "\
 Serves the tool ask_user_question over MCP (JSON-RPC on stdin/stdout) for an MCP-capable agent;
 every call asks a person through --web (a page; `open <url>` on stderr) or a hub (--hub URL),
-or answers with --auto POLICY. The tool result is MCP's {content, isError, structuredContent}:
+or answers with --auto POLICY; with none of them, in the terminal uq was started from (not
+stdin/stdout, which carry the protocol), else every call fails NO_PROVIDER. The tool result is MCP's {content, isError, structuredContent}:
 the answer JSON, or `Error: <message>` with isError. Exits 0 when stdin closes, withdrawing the
 asks still waiting. --timeout is each ask's deadline. Register it with an agent, e.g.
   {\"mcpServers\": {\"ask\": {\"command\": \"uq\", \"args\": [\"mcp\", \"--web\"]}}}";
@@ -85,25 +86,40 @@ pub struct McpArgs {
     journal: Option<PathBuf>,
 }
 
-/// Registers the provider the options name on `ctx`.
-fn register(ctx: &Context, args: &McpArgs) -> Result<ProviderRegistration, UserQuestionError> {
+/// Registers the provider the options name on `ctx`. With no mode: the terminal the server
+/// was started from (its controlling terminal: stdin and stdout carry the protocol), or none
+/// when there is no such terminal — every call's result is then `NO_PROVIDER`.
+fn register(
+    ctx: &Context,
+    args: &McpArgs,
+) -> Result<Option<ProviderRegistration>, UserQuestionError> {
     let service = ctx.user_questions();
     if let Some(url) = &args.hub {
-        let token = args
-            .token
-            .clone()
-            .or_else(|| std::env::var("UQ_TOKEN").ok())
-            .unwrap_or_default();
-        return service.register_provider(RemoteProvider::new(url, &token)?);
+        return service
+            .register_provider(remote_provider(url, args.token.as_deref())?)
+            .map(Some);
     }
     if args.web {
         let web = WebProvider::bind(args.listen.as_deref().unwrap_or(DEFAULT_LISTEN))?;
         eprintln!("open {}", web.url());
         // Owned by the context: dropping it stops the server.
-        return service.register_provider(web);
+        return service.register_provider(web).map(Some);
     }
-    let policy = args.auto.unwrap_or(AutoPolicy::First);
-    service.register_provider(AutoResponder::new(policy).approve_intents(args.approve_intents))
+    if let Some(policy) = args.auto {
+        return service
+            .register_provider(AutoResponder::new(policy).approve_intents(args.approve_intents))
+            .map(Some);
+    }
+    match TerminalProvider::on_controlling_terminal() {
+        Some(terminal) => service.register_provider(terminal).map(Some),
+        None => {
+            eprintln!(
+                "uq: warning: no mode (--web, --hub URL, --auto POLICY) and no terminal to ask on: \
+                 every call fails NO_PROVIDER"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Writes one message per line; shared by the reader and the asking threads.
@@ -134,12 +150,6 @@ impl Out {
 type InFlight = Arc<Mutex<HashMap<String, AbortController>>>;
 
 pub fn run(args: McpArgs) -> ExitCode {
-    if args.auto.is_none() && !args.web && args.hub.is_none() {
-        return command_error(
-            "mcp",
-            "uq mcp needs --auto POLICY, --web or --hub URL (stdin carries the protocol)",
-        );
-    }
     let ctx = match &args.journal {
         Some(path) => Context::with_journal(path),
         None => Context::new(),
@@ -182,7 +192,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         let _ = worker.join();
     }
     if let Some(error) = server.service.take_journal_error() {
-        eprintln!("uq: warning: the journal could not be written: {error}");
+        eprintln!("uq: warning: {error}");
     }
     drop(ctx);
     ExitCode::SUCCESS

@@ -45,17 +45,24 @@ fn uq(args: &[&str], stdin: &str) -> Run {
     finish(child.wait_with_output().unwrap())
 }
 
+/// The one `CODE: message` line of a failure's stderr (other lines may be a warning, an
+/// argument error's usage line).
+fn failure_line(run: &Run, code: ErrorCode) -> String {
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("{code}: ")))
+        .collect();
+    assert_eq!(lines.len(), 1, "one `{code}: …` line: {}", run.stderr);
+    lines[0].to_owned()
+}
+
 /// Asserts a failure: `CODE: message` on stderr (message checked when given), the code's
 /// number as the exit status, nothing on stdout.
 fn assert_fails(run: &Run, code: ErrorCode, message: Option<&str>) {
     assert_eq!(run.code, code.as_number() as i32, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "");
-    let last = run.stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.starts_with(&format!("{code}: ")),
-        "stderr ends with `{code}: …`: {}",
-        run.stderr
-    );
+    let last = failure_line(run, code);
     if let Some(message) = message {
         assert_eq!(last, format!("{code}: {message}"));
     }
@@ -202,6 +209,7 @@ fn version_and_no_arguments() {
     let run = uq(&[], "");
     assert_eq!(run.code, ErrorCode::InvalidArgument.as_number() as i32);
     assert!(run.stdout.contains("Usage:"), "{}", run.stdout);
+    assert_eq!(run.stderr, "INVALID_ARGUMENT: a command is required\n");
 }
 
 // --- bad arguments name the argument --------------------------------------------------------
@@ -274,10 +282,11 @@ fn bad_arguments_name_the_argument() {
     for (args, named) in cases {
         let run = uq(&args, "");
         assert_fails(&run, ErrorCode::InvalidArgument, None);
-        let last = run.stderr.lines().last().unwrap_or_default();
+        // `CODE: message` comes first (a usage line may follow it).
+        let first = run.stderr.lines().next().unwrap_or_default();
         assert!(
-            last.contains(named),
-            "{args:?} names {named} in `CODE: message`: {}",
+            first.starts_with("INVALID_ARGUMENT: ") && first.contains(named),
+            "{args:?} names {named} in `CODE: message`, the first line: {}",
             run.stderr
         );
     }
@@ -972,10 +981,45 @@ fn a_journal_that_cannot_be_written_never_fails_the_ask() {
         "{\"answers\":[{\"id\":\"deploy\",\"selected\":[\"Deploy (Recommended)\"]}]}\n"
     );
     assert!(
-        run.stderr
-            .starts_with("uq: warning: the journal could not be written: "),
+        run.stderr.starts_with(
+            "uq: warning: the user-questions journal /no/such/dir/asks.jsonl cannot be written: "
+        ),
         "warned once: {}",
         run.stderr
     );
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn ask_hub_without_a_token_names_every_way_to_give_one() {
+    let out = Command::new(env!("CARGO_BIN_EXE_uq"))
+        .args(["ask", "--hub", "http://127.0.0.1:9", &example("confirm")])
+        .env_remove("UQ_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(15));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "INVALID_ARGUMENT: --hub needs the hub's token: --token TOKEN, $UQ_TOKEN, or ?token= in the URL\n"
+    );
+    // A token given but empty is the token's own error, not the missing one's.
+    let out = Command::new(env!("CARGO_BIN_EXE_uq"))
+        .args([
+            "ask",
+            "--hub",
+            "http://127.0.0.1:9",
+            "--token",
+            "",
+            &example("confirm"),
+        ])
+        .env_remove("UQ_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(15));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("INVALID_ARGUMENT: token "),
+        "an empty --token is the token's own error"
+    );
 }

@@ -205,6 +205,40 @@ fn web_argument_errors() {
 }
 
 #[test]
+fn a_request_that_fails_its_checks_prints_only_its_error_not_the_page_s_address() {
+    for (request, code, line) in [
+        (
+            r#"{"questions":[]}"#,
+            2,
+            "EMPTY_QUESTIONS: ask_user_question requires at least one question",
+        ),
+        (
+            r#"{"questions":[{"id":"a"}]}"#,
+            9,
+            "INVALID_REQUEST: questions[0].question must be a string",
+        ),
+    ] {
+        let mut child = Command::new(UQ)
+            .args(["ask", "--web", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(request.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{request}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("{line}\n"));
+    }
+}
+
+#[test]
 fn a_non_loopback_listen_warns_that_the_traffic_is_plain_http() {
     let mut child = Command::new(UQ)
         .args([

@@ -61,8 +61,10 @@ pub(crate) fn duration_ms(d: Duration) -> u128 {
 
 /// What a deadline withdraws when it passes (the seam's settlement of one ask).
 pub(crate) trait Expire: Send + Sync {
-    /// The deadline of a request whose `timeoutMs` was `timeout_ms` passed.
-    fn expire(&self, timeout_ms: u64);
+    /// The deadline of a request whose `timeoutMs` was `timeout_ms` passed. `won` is called
+    /// when that settles the ask (nothing else withdrew it first), before anything is told:
+    /// it is what makes [`Deadline::has_fired`] true.
+    fn expire(&self, timeout_ms: u64, won: &dyn Fn());
 }
 
 /// The deadline of one ask, shared by the seam (which arms it when the provider is reached)
@@ -161,7 +163,9 @@ impl Deadline {
         wall(state.at)
     }
 
-    /// Whether the deadline passed (and settled the ask `ASK_TIMED_OUT`).
+    /// Whether the deadline passed and settled the ask `ASK_TIMED_OUT`: false when it passed
+    /// an instant after another withdrawal (an abort, a disposal) had claimed the ask, which
+    /// then settles that way (an inbox reports the outcome the asker gets).
     pub fn has_fired(&self) -> bool {
         relock(&self.inner.state).fired
     }
@@ -186,13 +190,13 @@ impl DeadlineInner {
                 return;
             }
             state.armed = false;
-            state.fired = true;
             state.target.take()
         };
         if let Some(target) = target.and_then(|t| t.upgrade()) {
             let timeout_ms = self.timeout_ms;
+            let won = || relock(&self.state).fired = true;
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                target.expire(timeout_ms);
+                target.expire(timeout_ms, &won);
             }));
         }
     }
@@ -344,7 +348,8 @@ mod tests {
     struct Send(Mutex<mpsc::Sender<&'static str>>, &'static str);
 
     impl Expire for Send {
-        fn expire(&self, _: u64) {
+        fn expire(&self, _: u64, won: &dyn Fn()) {
+            won();
             self.0.lock().unwrap().send(self.1).unwrap();
         }
     }
@@ -372,6 +377,24 @@ mod tests {
         assert_eq!(fired, ["a", "b", "c"]);
         assert!(kept.iter().filter(|d| d.has_fired()).count() == 3);
         assert!(!kept[3].has_fired());
+    }
+
+    /// A target whose ask was already claimed by another withdrawal: it does not call `won`.
+    struct Lost(Mutex<mpsc::Sender<()>>);
+
+    impl Expire for Lost {
+        fn expire(&self, _: u64, _won: &dyn Fn()) {
+            self.0.lock().unwrap().send(()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_deadline_that_passes_but_does_not_settle_its_ask_has_not_fired() {
+        let (tx, rx) = mpsc::channel();
+        let lost: Arc<dyn Expire> = Arc::new(Lost(Mutex::new(tx)));
+        let d = Deadline::arm(1, Arc::downgrade(&lost));
+        rx.recv().unwrap();
+        assert!(!d.has_fired());
     }
 
     #[test]

@@ -190,13 +190,18 @@ pub fn plan_question(plan: &str, question: Option<&str>) -> AskUserQuestionItem 
 
 /// Maps an answer to a review (§17): `Approve` → approved, `Revise` → revise, free text →
 /// revise with that feedback, `Reject` → rejected, skipped → dismissed, anything else →
-/// revise (with the free text as feedback when there is some).
+/// revise (with the free text as feedback when there is some). Only an answer of exactly one
+/// item for the plan's question ([`QUESTION_ID`]) is read as a choice: any other (possible
+/// when answers are not checked) is revise, with its first item's free text as feedback.
 pub fn review_from_answer(answer: &AskUserQuestionAnswer) -> PlanReview {
-    let Some(item) = answer.answers.first() else {
-        return PlanReview {
-            decision: ReviewDecision::Dismissed,
-            feedback: None,
-        };
+    let item = match answer.answers.as_slice() {
+        [item] if item.id == QUESTION_ID => item,
+        other => {
+            return PlanReview {
+                decision: ReviewDecision::Revise,
+                feedback: other.first().and_then(|item| item.custom.clone()),
+            };
+        }
     };
     let feedback = item.custom.clone();
     let decision = match (item.selected.as_slice(), &feedback) {
@@ -306,6 +311,39 @@ mod tests {
                 r#"{"decision":"revise","feedback":"but"}"#,
             ),
             (answer(&["Maybe"], None), r#"{"decision":"revise"}"#),
+            // Not one item for the plan's question: any other answer.
+            (
+                AskUserQuestionAnswer { answers: vec![] },
+                r#"{"decision":"revise"}"#,
+            ),
+            (
+                AskUserQuestionAnswer {
+                    answers: vec![AskUserQuestionAnswerItem {
+                        id: "zzz".into(),
+                        ..answer(&["Approve"], None).answers.remove(0)
+                    }],
+                },
+                r#"{"decision":"revise"}"#,
+            ),
+            (
+                AskUserQuestionAnswer {
+                    answers: [
+                        answer(&[], None).answers,
+                        answer(&["Approve"], None).answers,
+                    ]
+                    .concat(),
+                },
+                r#"{"decision":"revise"}"#,
+            ),
+            (
+                AskUserQuestionAnswer {
+                    answers: vec![AskUserQuestionAnswerItem {
+                        id: "other".into(),
+                        ..answer(&[], Some("later")).answers.remove(0)
+                    }],
+                },
+                r#"{"decision":"revise","feedback":"later"}"#,
+            ),
         ];
         for (answer, json) in cases {
             assert_eq!(review_from_answer(&answer).to_json(), json);

@@ -436,6 +436,12 @@ impl Settlement {
     /// Withdraws the ask: the first reason wins; the provider's signal fires (its listeners
     /// run, on this thread), and only then is the asker woken.
     fn withdraw(&self, reason: UserQuestionError) {
+        self.withdraw_then(reason, || {});
+    }
+
+    /// [`withdraw`](Self::withdraw), calling `claimed` when this reason wins, before the
+    /// provider's signal fires.
+    fn withdraw_then(&self, reason: UserQuestionError, claimed: impl FnOnce()) {
         {
             let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
             if slot.is_some() {
@@ -443,6 +449,7 @@ impl Settlement {
             }
             *slot = Some(reason);
         }
+        claimed();
         self.withdraw.abort();
         self.published.store(true, Ordering::Release);
         self.waker.wake();
@@ -466,8 +473,8 @@ impl Settlement {
 }
 
 impl Expire for Settlement {
-    fn expire(&self, timeout_ms: u64) {
-        self.withdraw(UserQuestionError::timed_out(timeout_ms));
+    fn expire(&self, timeout_ms: u64, won: &dyn Fn()) {
+        self.withdraw_then(UserQuestionError::timed_out(timeout_ms), won);
     }
 }
 
@@ -907,6 +914,12 @@ impl Context {
     /// [`UserQuestionService::set_journal`].
     pub fn set_journal(&self, path: impl AsRef<Path>) {
         self.service.set_journal(path);
+    }
+
+    /// How many journal writes failed (0 without a journal); see
+    /// [`UserQuestionService::journal_errors`].
+    pub fn journal_errors(&self) -> u64 {
+        self.service.journal_errors()
     }
 
     /// The live agents of this context.

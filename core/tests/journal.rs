@@ -161,6 +161,8 @@ fn a_journal_that_cannot_be_opened_counts_as_the_first_error() {
     )
     .unwrap();
     assert_eq!(ctx.user_questions().journal_errors(), 3);
+    // The context answers it as its service does (§18: `journal_errors` on the context).
+    assert_eq!(ctx.journal_errors(), 3);
     assert!(ctx.user_questions().take_journal_error().is_some());
 }
 

@@ -239,3 +239,53 @@ fn a_quick_re_ask_never_overtakes_the_old_question_s_removal() {
         drop(second);
     }
 }
+
+/// An inbox behind a provider whose own signal listener, registered first, dawdles: an abort
+/// claims the ask, and while that listener sleeps the ask's deadline passes.
+struct DawdleThenInbox {
+    inbox: QuestionInbox,
+    dawdle: Duration,
+}
+
+impl UserQuestionProvider for DawdleThenInbox {
+    fn ask(&self, request: ProviderRequest) -> ProviderFuture {
+        let dawdle = self.dawdle;
+        request
+            .signal
+            .on_abort(move || thread::sleep(dawdle))
+            .keep();
+        self.inbox.ask(request)
+    }
+}
+
+#[test]
+fn a_deadline_passing_after_an_abort_claimed_the_ask_does_not_make_the_inbox_say_timed_out() {
+    let log = Log::default();
+    let ctx = Arc::new(Context::new());
+    let inbox = QuestionInbox::new();
+    let sub_log = log.clone();
+    drop(inbox.subscribe(move |event| {
+        if let InboxEvent::Resolved { outcome, .. } = event {
+            push(&sub_log, format!("resolved {}", outcome.as_str()));
+        }
+    }));
+    ctx.user_questions()
+        .register_provider(DawdleThenInbox {
+            inbox: inbox.clone(),
+            // Well past the deadline below: the timer fires while the abort is under way.
+            dawdle: Duration::from_millis(200),
+        })
+        .unwrap();
+    let controller = AbortController::new();
+    let request = AskUserQuestionRequest::new(questions())
+        .with_signal(controller.signal())
+        .with_timeout(Duration::from_millis(20));
+    let asker = ask_on_thread(&ctx, request, &log);
+    controller.abort();
+    asker.join().unwrap();
+    // The subscriber hears the outcome the asker gets: the abort, which claimed the ask first.
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["resolved aborted", "settled ASK_ABORTED"]
+    );
+}

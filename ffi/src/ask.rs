@@ -166,9 +166,10 @@ pub(crate) fn report_panic(out_error_json: *mut *mut c_char) -> uq_code {
 /// `uq_fail`, `uq_abort_trigger`, `uq_unregister_provider` or `uq_context_free`, or the
 /// library's one deadline thread). Any other return: the ask failed before the provider and
 /// the callback never fires (`uq_ask_with_error` also gives the message). The checks run in
-/// the order of §3: `UQ_INVALID_REQUEST` (malformed JSON, a bad `timeoutMs` or `key`, or
-/// duplicate ids/labels), `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`,
-/// `UQ_DELEGATED_CALLER`, `UQ_BAD_INTENT`, `UQ_NO_PROVIDER`; `UQ_INVALID_ARGUMENT` for a NULL
+/// the order of §3: `UQ_INVALID_REQUEST` (malformed JSON, a bad `timeoutMs` or `key`),
+/// `UQ_ASK_ABORTED`, `UQ_EMPTY_QUESTIONS`, `UQ_CALLER_NOT_LIVE`, `UQ_DELEGATED_CALLER`,
+/// `UQ_BAD_INTENT`, `UQ_INVALID_REQUEST` (duplicate ids or labels), `UQ_NO_PROVIDER`;
+/// `UQ_INVALID_ARGUMENT` for a NULL
 /// `ctx`/`request_json`/`callback`, invalid UTF-8, or a foreign or freed handle. No thread is
 /// created per ask.
 ///

@@ -9,7 +9,7 @@ use user_questions::{Context, ProviderRegistration, QuestionInbox, UserQuestionS
 
 use crate::code::{code_of, uq_code};
 use crate::handles;
-use crate::strings::borrow_path;
+use crate::strings::borrow_str;
 
 /// A context: an agent registry, the user-questions service with at most one provider, and
 /// the question inbox behind every C provider registered on it. Opaque.
@@ -102,12 +102,12 @@ pub fn inbox_of(ctx: *const uq_context) -> Option<QuestionInbox> {
 
 /// Writes every later ask of `ctx` to the journal at `path` (§18): a file of JSON lines,
 /// appended to — `asked`, `refused` and `settled` lines, each written before the ask's
-/// settlement is observed. `path` is copied (bytes on Unix, UTF-8 elsewhere). Setting a journal
-/// never fails: a file that cannot be opened or written never fails nor delays an ask, and
-/// counts in `uq_journal_errors`. A later call switches to the new file.
+/// settlement is observed. `path` is copied. Setting a journal never fails: a file that
+/// cannot be opened or written never fails nor delays an ask, and counts in
+/// `uq_journal_errors`. A later call switches to the new file.
 ///
-/// Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx` or a NULL
-/// `path` (and, except on Unix, a `path` that is not UTF-8).
+/// Returns `UQ_OK`, or `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, or a `path`
+/// that is NULL or not UTF-8 (as every string argument; the journal is then left as it was).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string.
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn uq_context_set_journal(
         code_of((|| {
             let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
             // SAFETY: the caller passes NULL or a NUL-terminated string borrowed for the call.
-            let path = unsafe { borrow_path(path, "path") }?;
+            let path = unsafe { borrow_str(path, "path") }?;
             ctx.context.set_journal(path);
             Ok(())
         })())

@@ -24,34 +24,6 @@ pub(crate) unsafe fn borrow_str<'a>(
         .map_err(|_| UserQuestionError::invalid_argument(format!("{arg} is not valid UTF-8")))
 }
 
-/// Borrows the C string `ptr` as a path for the call: its bytes on Unix, checked UTF-8
-/// elsewhere; NULL is `INVALID_ARGUMENT` naming `arg`.
-///
-/// # Safety
-/// `ptr` is NULL or points to a NUL-terminated string that outlives `'a`.
-pub(crate) unsafe fn borrow_path<'a>(
-    ptr: *const c_char,
-    arg: &str,
-) -> Result<&'a std::path::Path, UserQuestionError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        if ptr.is_null() {
-            return Err(UserQuestionError::invalid_argument(format!(
-                "{arg} is NULL"
-            )));
-        }
-        // SAFETY: non-NULL, and the caller promises a NUL-terminated string alive for 'a.
-        let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
-        Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(bytes)))
-    }
-    #[cfg(not(unix))]
-    {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { borrow_str(ptr, arg) }.map(std::path::Path::new)
-    }
-}
-
 /// A C string the caller owns (freed with `uq_string_free`). Interior NULs (which JSON output
 /// never contains) are dropped rather than failing.
 pub(crate) fn owned(text: impl Into<String>) -> *mut c_char {

@@ -432,6 +432,9 @@ static void test_journal(void) {
   CHECK_CODE(uq_context_set_journal(ctx, NULL), UQ_INVALID_ARGUMENT);
   CHECK(uq_journal_errors(NULL) == 0);
   CHECK_CODE(uq_context_set_journal(ctx, path), UQ_OK);
+  /* A path that is not UTF-8 is refused like any string argument (§13); the journal stays
+   * the one set above (the lines below are counted in it). */
+  CHECK_CODE(uq_context_set_journal(ctx, "/tmp/uq-journal-\xff.jsonl"), UQ_INVALID_ARGUMENT);
   uq_agent *root = uq_agent_new("root", 0);
   CHECK_CODE(uq_agents_enter(ctx, root, NULL), UQ_OK);
   uint64_t reg;

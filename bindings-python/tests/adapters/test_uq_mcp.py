@@ -222,11 +222,30 @@ def test_protocol_errors_and_the_structured_content_of_older_revisions(uq_bin: s
     assert len(responses) == 6  # one per request, none for the notification
 
 
-def test_uq_mcp_needs_a_way_to_answer(uq_bin: str) -> None:
-    done = subprocess.run([uq_bin, "mcp"], input="", capture_output=True, text=True, timeout=60)
-    assert done.returncode == 15
-    assert "INVALID_ARGUMENT: uq mcp needs --auto POLICY, --web or --hub URL" in done.stderr
-    assert done.stdout == ""
+def test_without_a_mode_or_a_terminal_every_call_fails_no_provider(uq_bin: str) -> None:
+    # A session of its own: no controlling terminal to ask on (stdin/stdout carry the protocol).
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "ask_user_question", "arguments": ARGS},
+    }
+    done = subprocess.run(
+        [uq_bin, "mcp"],
+        input=json.dumps(call) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    (response,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert response["id"] == 1
+    assert response["result"]["isError"] is True
+    assert response["result"]["content"] == [
+        {"type": "text", "text": "Error: no user-questions provider is registered"}
+    ]
+    assert "no terminal to ask on" in done.stderr
 
 
 def test_at_end_of_input_a_waiting_call_is_withdrawn_and_answered_ask_aborted(uq_bin: str) -> None:
