@@ -275,7 +275,7 @@ async fn not_found() -> ApiError {
 
 // ---- security -------------------------------------------------------------------------------
 
-/// Checks every request (Host, token, Origin, body size) and puts the headers of §19 on every
+/// Checks every request (Host, Origin, token, body size) and puts the headers of §19 on every
 /// response, errors included.
 async fn guard<S: Questions>(
     State(state): State<Arc<S>>,
@@ -312,6 +312,15 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
             "this server answers only requests addressed to a loopback host",
         ));
     }
+    // A cross-site POST is refused as such whatever credentials it carries (§19: 403), so
+    // the Origin check comes before the token's.
+    if request.method() == Method::POST && origin_is_foreign(headers) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "cross-origin requests are not accepted",
+        ));
+    }
     // `GET /?token=…` is the one request without a session: the page handler checks the token.
     let logging_in = request.method() == Method::GET
         && request.uri().path() == "/"
@@ -321,13 +330,6 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
             .is_some_and(|q| q.split('&').any(|p| p.starts_with("token=")));
     if !logging_in && !authorized(access, headers) {
         return Err(ApiError::unauthorized());
-    }
-    if request.method() == Method::POST && origin_is_foreign(headers) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "cross-origin requests are not accepted",
-        ));
     }
     let declared = headers
         .get(header::CONTENT_LENGTH)

@@ -496,6 +496,42 @@ async fn a_foreign_origin_cannot_post() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{origin}");
         assert_eq!(body["error"]["code"], "FORBIDDEN");
     }
+    // Refused as cross-site before the token is looked at (§19: such a POST gets 403), so
+    // without credentials, or with wrong ones, it is 403 all the same, never 401.
+    for auth in [None, Some("Bearer wrong"), Some("Bearer ")] {
+        let mut request = f
+            .client
+            .post(f.url("/api/v1/questions/1/cancel"))
+            .header(header::ORIGIN, "http://evil.example");
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let response = request.send().await.unwrap();
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{auth:?}");
+        assert_eq!(
+            body,
+            error("FORBIDDEN", "cross-origin requests are not accepted"),
+            "{auth:?}"
+        );
+    }
+    // The Host check still comes first.
+    let out = raw(
+        f.web.local_addr(),
+        "POST /api/v1/questions/1/cancel HTTP/1.1\r\nHost: evil.example\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    assert!(out.contains("loopback host"), "{out}");
+    // Without a foreign Origin, a POST without credentials is 401 as before.
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/cancel"))
+        .header(header::ORIGIN, f.base.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
     // A GET with a foreign Origin is only reading; the server's own origin may post.
     let response = f
