@@ -343,8 +343,8 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
 
 fn authorized(access: &Access, headers: &HeaderMap) -> bool {
     for value in headers.get_all(header::AUTHORIZATION) {
-        if let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "))
-            && access.token_matches(token.trim())
+        if let Some(token) = value.to_str().ok().and_then(bearer_token)
+            && access.token_matches(token)
         {
             return true;
         }
@@ -358,6 +358,15 @@ fn authorized(access: &Access, headers: &HeaderMap) -> bool {
         }
     }
     false
+}
+
+/// The credentials of an `Authorization: Bearer TOKEN` value. The scheme's name is
+/// case-insensitive (RFC 7235 §2.1): `bearer` and `BEARER` are `Bearer`.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("Bearer")
+        .then_some(token.trim())
 }
 
 /// The host part of a `Host` header value: `localhost`, `127.0.0.1`, `::1` (without brackets).
@@ -565,6 +574,16 @@ mod tests {
             Some(i64::MAX as u64)
         );
         assert!(ticket_of("9223372036854775808", i64::MAX as u64).is_err());
+    }
+
+    #[test]
+    fn bearer_schemes() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
     }
 
     #[test]

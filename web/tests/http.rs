@@ -359,6 +359,47 @@ async fn every_request_needs_the_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bearer_scheme_is_case_insensitive() {
+    // RFC 7235 §2.1: the scheme's name is case-insensitive.
+    let f = fixture();
+    let listed_with = |authorization: String| async {
+        let response = f
+            .client
+            .get(f.url("/api/v1/questions"))
+            .header(header::AUTHORIZATION, authorization)
+            .send()
+            .await
+            .unwrap();
+        response.status()
+    };
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let status = listed_with(format!("{scheme} {TOKEN}")).await;
+        assert_eq!(status, StatusCode::OK, "{scheme}");
+    }
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/cancel"))
+        .header(header::AUTHORIZATION, format!("bearer {TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+    // Another scheme, or the token without one, is still refused.
+    for value in [
+        format!("Basic {TOKEN}"),
+        format!("Bearer{TOKEN}"),
+        TOKEN.to_owned(),
+        "bearer wrong".to_owned(),
+    ] {
+        let status = listed_with(value.clone()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{value}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_url_sets_a_session_cookie_and_redirects() {
     let f = fixture();
     assert_eq!(
