@@ -89,6 +89,18 @@ fn ask_one(f: &Fixture, id: &str) -> mpsc::Receiver<Result<AskUserQuestionAnswer
     )
 }
 
+/// Asks one question (options `A`) with a deadline.
+fn ask_timed(
+    f: &Fixture,
+    id: &str,
+    timeout: Duration,
+) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question(id, &["A"])]).with_timeout(timeout),
+    )
+}
+
 async fn wait_pending(f: &Fixture, n: usize) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while f.web.inbox().len() < n {
@@ -221,6 +233,8 @@ struct Sse {
     id: Option<u64>,
     event: String,
     data: Value,
+    /// The data as sent.
+    text: String,
 }
 
 struct SseReader {
@@ -275,8 +289,14 @@ impl SseReader {
                     }
                 }
                 if let Some(event) = event {
-                    let data = serde_json::from_str(&data.join("\n")).unwrap();
-                    return Some(Sse { id, event, data });
+                    let text = data.join("\n");
+                    let data = serde_json::from_str(&text).unwrap();
+                    return Some(Sse {
+                        id,
+                        event,
+                        data,
+                        text,
+                    });
                 }
             }
             match tokio::time::timeout(PATIENCE, self.body.next()).await {
@@ -763,11 +783,7 @@ async fn cancel_settles_the_asker_cancelled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extend_moves_a_deadline() {
     let f = fixture();
-    let timed = ask(
-        &f.ctx,
-        AskUserQuestionRequest::new(vec![question("t", &["A"])])
-            .with_timeout(Duration::from_secs(60)),
-    );
+    let timed = ask_timed(&f, "t", Duration::from_secs(60));
     let untimed = ask_one(&f, "u");
     wait_pending(&f, 2).await;
     let before = f.web.inbox().pending()[0].expires_at.clone().unwrap();
@@ -1160,14 +1176,42 @@ async fn resolved_is_out_before_the_asker_moves_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_data_keeps_the_keys_in_the_spec_order() {
+    // §19: `resolved` data `{"ticket","outcome"}`, `extended` data `{"ticket","expiresAt"}`,
+    // as sent (not only as parsed), for clients that read the text.
+    let f = fixture();
+    let mut stream = SseReader::open(&f, None).await;
+    let rx = ask_timed(&f, "t", Duration::from_secs(60));
+    assert_eq!(stream.next().await.unwrap().event, "requested");
+    let (_, body) = json_of(
+        f.post("/api/v1/questions/1/extend", r#"{"ms":3600000}"#)
+            .await,
+    )
+    .await;
+    let at = body["expiresAt"].as_str().unwrap().to_owned();
+    let extended = stream.next().await.unwrap();
+    assert_eq!(extended.event, "extended");
+    assert_eq!(
+        extended.text,
+        format!(r#"{{"ticket":1,"expiresAt":"{at}"}}"#)
+    );
+    f.web.inbox().cancel(1).unwrap();
+    settled(&rx).unwrap_err();
+    let resolved = stream.next().await.unwrap();
+    assert_eq!(resolved.event, "resolved");
+    assert_eq!(resolved.text, r#"{"ticket":1,"outcome":"cancelled"}"#);
+    // A resume replays the same text.
+    let mut resumed = SseReader::open(&f, Some(1)).await;
+    let again = resumed.next().await.unwrap();
+    assert_eq!(again.text, extended.text);
+    assert_eq!(resumed.next().await.unwrap().text, resolved.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_reaches_the_stream_as_timed_out() {
     let f = fixture();
     let mut stream = SseReader::open(&f, None).await;
-    let rx = ask(
-        &f.ctx,
-        AskUserQuestionRequest::new(vec![question("t", &["A"])])
-            .with_timeout(Duration::from_millis(200)),
-    );
+    let rx = ask_timed(&f, "t", Duration::from_millis(200));
     let requested = stream.next().await.unwrap();
     assert!(requested.data.get("expiresAt").is_some());
     let e = settled(&rx).unwrap_err();
