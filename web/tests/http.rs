@@ -621,8 +621,9 @@ async fn unknown_routes_and_methods_are_not_found() {
         (Method::DELETE, "/api/v1/questions"),
         (Method::POST, "/api/v1/questions/1/approve"),
         (Method::POST, "/api/v1/questions/abc/answer"),
-        (Method::POST, "/api/v1/questions/0/cancel"),
         (Method::POST, "/api/v1/questions/-1/cancel"),
+        (Method::POST, "/api/v1/questions/+1/cancel"),
+        (Method::POST, "/api/v1/questions/1.0/extend"),
     ] {
         let response = f.request(method.clone(), path).send().await.unwrap();
         assert_api_headers(&response);
@@ -634,6 +635,45 @@ async fn unknown_routes_and_methods_are_not_found() {
             "{method} {path}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_number_never_issued_as_a_ticket_is_not_pending() {
+    // §7: on a ticket never issued, NOT_PENDING in the inbox's words, also for 0 and for
+    // numbers too large to be a ticket at all.
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    for (ticket, shown) in [
+        ("0", "0"),
+        ("00", "0"),
+        ("18446744073709551616", "18446744073709551616"),
+        ("99999999999999999999999", "99999999999999999999999"),
+    ] {
+        for (action, body) in [
+            ("answer", r#"{"answers":[{"id":"q","selected":["A"]}]}"#),
+            ("cancel", ""),
+            ("extend", r#"{"ms":1000}"#),
+        ] {
+            let path = format!("/api/v1/questions/{ticket}/{action}");
+            let response = f.post(&path, body).await;
+            assert_api_headers(&response);
+            let (status, body) = json_of(response).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+            assert_eq!(
+                body,
+                error("NOT_PENDING", &format!("question {shown} is not pending")),
+                "{path}"
+            );
+        }
+    }
+    // The inbox words a ticket it never issued the same way.
+    let inbox = f.web.inbox().cancel(0).unwrap_err();
+    assert_eq!(inbox.code(), ErrorCode::NotPending);
+    assert_eq!(inbox.message(), "question 0 is not pending");
+    assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
+    f.web.inbox().cancel(1).unwrap();
+    settled(&rx).unwrap_err();
 }
 
 // ---- the endpoints --------------------------------------------------------------------------
