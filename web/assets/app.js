@@ -165,24 +165,25 @@ function renderQuestion(p, q, qi) {
         otherText,
       ),
     );
-    if (!multi) {
-      const skipId = `${base}-skip`;
-      list.append(
+    // Skip, as the terminal has it: a radio in the group, or for multi-select a checkbox that
+    // clears and disables the question's other choices while it is checked.
+    const skipId = `${base}-skip`;
+    const skipInput = el('input', { type, name, id: skipId, 'data-skip': '', 'aria-describedby': `${skipId}-d` });
+    if (multi) skipInput.addEventListener('change', () => applySkip(fieldset));
+    list.append(
+      el(
+        'div',
+        { class: 'option skip' },
+        skipInput,
         el(
           'div',
-          { class: 'option skip' },
-          el('input', { type, name, id: skipId, 'data-skip': '', 'aria-describedby': `${skipId}-d` }),
-          el(
-            'div',
-            { class: 'option-body' },
-            el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' })),
-            el('span', { class: 'description', id: `${skipId}-d`, text: 'Leave this question unanswered.' }),
-          ),
+          { class: 'option-body' },
+          el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' })),
+          el('span', { class: 'description', id: `${skipId}-d`, text: 'Leave this question unanswered.' }),
         ),
-      );
-    } else {
-      fieldset.append(el('p', { class: 'hint', text: 'Choose any number. Leave all unchecked to skip.' }));
-    }
+      ),
+    );
+    if (multi) fieldset.append(el('p', { class: 'hint', text: 'Choose any number, or Skip.' }));
   } else {
     list.append(
       el('label', { for: textId, class: 'free-label', text: 'Your answer (leave empty to skip)' }),
@@ -191,6 +192,23 @@ function renderQuestion(p, q, qi) {
   }
   fieldset.append(list);
   return fieldset;
+}
+
+/**
+ * A multi-select question's Skip: while it is checked, the question's other checkboxes and its
+ * Other text are cleared and disabled; unchecked, they are enabled again.
+ */
+function applySkip(fieldset) {
+  const skip = fieldset.querySelector('input[type=checkbox][data-skip]');
+  if (!skip) return;
+  for (const control of fieldset.querySelectorAll('input[type=checkbox]:not([data-skip]), .other-text')) {
+    if (skip.checked) {
+      if (control.type === 'checkbox') control.checked = false;
+      else control.value = '';
+    }
+    control.disabled = skip.checked;
+  }
+  fieldset.classList.toggle('skipped', skip.checked);
 }
 
 function render(p) {
@@ -252,6 +270,10 @@ function collect(b) {
     }
     const inputs = [...fs.querySelectorAll('input[type=radio], input[type=checkbox]')];
     const chosen = inputs.filter((i) => i.checked);
+    if (chosen.some((i) => i.hasAttribute('data-skip'))) {
+      answers.push(item);
+      continue;
+    }
     const other = chosen.some((i) => i.hasAttribute('data-other'));
     if (other && typed === '') return { error: `Type your answer for “${q.question}”, or choose another option.`, focus: text };
     if (q.multiSelect === true) {
@@ -271,6 +293,8 @@ function collect(b) {
 function setBusy(b, busy) {
   b.busy = busy;
   for (const control of b.form.querySelectorAll('input, textarea, button')) control.disabled = busy;
+  // A question skipped keeps its other choices disabled.
+  if (!busy) for (const fieldset of b.form.querySelectorAll('fieldset.question')) applySkip(fieldset);
   b.section.setAttribute('aria-busy', busy ? 'true' : 'false');
 }
 
