@@ -420,31 +420,63 @@ describe('the question page', () => {
   it('moves a deadline with "More time"', async () => {
     const { context, page } = await open(browser, server);
     const name = fresh('more');
-    server.ask(name, { questions: [{ ...PKG, header: 'Deadline' }], timeoutMs: 60000 });
+    // Ten minutes left: five more must still move the deadline (extend keeps the later of the
+    // deadline and now + ms, so the page asks for what is left plus five minutes).
+    server.ask(name, { questions: [{ ...PKG, header: 'Deadline' }], timeoutMs: 600000 });
     const ticket = await ticketOf(page, 'Deadline');
     const b = batch(page, ticket);
     const countdown = b.locator('.countdown');
-    assert.match(await countdown.textContent(), /^Expires in (0:59|1:00)$/);
+    assert.match(await countdown.textContent(), /^Expires in (9:59|10:00)$/);
     const expiresAt = async () =>
       page.evaluate(async (t) => (await (await fetch('/api/v1/questions')).json()).pending.find((p) => p.ticket === t).expiresAt, ticket);
     const before = await expiresAt();
     await shot(page, 'deadline');
     await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
     await page.waitForFunction(
-      (t) => /^Expires in (4:59|5:00)$/.test(document.querySelector(`section[data-ticket="${t}"] .countdown`).textContent),
+      (t) => /^Expires in (14:5\d|15:00)$/.test(document.querySelector(`section[data-ticket="${t}"] .countdown`).textContent),
       ticket,
     );
     const later = await expiresAt();
-    assert.ok(Date.parse(later) - Date.parse(before) > 200000, `${before} → ${later}`);
+    const moved = Date.parse(later) - Date.parse(before);
+    assert.ok(moved > 290000 && moved < 310000, `five more minutes: ${before} → ${later}`);
     assert.equal(await countdown.getAttribute('datetime'), later);
+    assert.match(await page.locator('.notice').first().textContent(), /More time \(\+(4:5\d|5:0\d)\) for: Deadline: Which package manager/);
     // Another tab learns of it from the stream.
     const other = await openPage(context, server);
-    assert.match(await batch(other, ticket).locator('.countdown').textContent(), /^Expires in (4:5\d|5:00)$/);
+    assert.match(await batch(other, ticket).locator('.countdown').textContent(), /^Expires in (14:5\d|15:00)$/);
     await b.getByLabel('npm', { exact: true }).check();
     await b.getByRole('button', { name: 'Submit answer' }).click();
     assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['npm'] }] });
     noProblems(page);
     noProblems(other);
+    await context.close();
+  });
+
+  it('says so when "More time" did not move the deadline', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('unmoved');
+    server.ask(name, { questions: [{ ...PKG, header: 'Unmoved' }], timeoutMs: 600000 });
+    const ticket = await ticketOf(page, 'Unmoved');
+    const b = batch(page, ticket);
+    const countdown = b.locator('.countdown');
+    const before = await countdown.getAttribute('datetime');
+    // The server is asked for a millisecond only: it keeps the later deadline, unchanged.
+    const asked = [];
+    await page.route('**/api/v1/questions/*/extend', (route) => {
+      asked.push(JSON.parse(route.request().postData()));
+      return route.continue({ postData: JSON.stringify({ ms: 1 }) });
+    });
+    await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
+    await page.locator('.notice').first().waitFor();
+    assert.match(await page.locator('.notice').first().textContent(), /The deadline did not move for: Unmoved: Which package manager/);
+    assert.equal(await page.locator('.notice', { hasText: 'More time' }).count(), 0, 'no claim of more time');
+    assert.equal(await countdown.getAttribute('datetime'), before);
+    assert.match(await countdown.textContent(), /^Expires in (9:5\d|10:00)$/);
+    // What the page asked for: what was left plus five minutes.
+    assert.equal(asked.length, 1);
+    assert.ok(asked[0].ms > 890000 && asked[0].ms <= 900000, `ms ${asked[0].ms}`);
+    await page.unroute('**/api/v1/questions/*/extend');
+    noProblems(page);
     await context.close();
   });
 

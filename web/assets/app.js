@@ -3,7 +3,10 @@
 
 const RECOMMENDED = ' (Recommended)';
 const PLAN_REVIEW = 'plan-review';
+/** What "More time" adds to the time left (the terminal's step, at most five minutes). */
 const MORE_TIME_MS = 5 * 60 * 1000;
+/** The largest `ms` an extend takes (§16). */
+const MAX_EXTEND_MS = 2147483647;
 const MAX_NOTICES = 5;
 
 /** ticket → batch record: { p, section, form, countdown, busy, resolvedOutcome } */
@@ -241,7 +244,7 @@ function render(p) {
   form.append(error, el('div', { class: 'actions' }, submit, dismiss));
 
   const section = el('section', { class: 'batch', 'aria-labelledby': titleId, 'data-ticket': p.ticket }, head, form);
-  const b = { p, section, form, error, heading, countdown, deadline, busy: false, hadFocus: false, resolvedOutcome: null };
+  const b = { p, section, form, error, heading, countdown, deadline, busy: false, extending: false, hadFocus: false, resolvedOutcome: null };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     submitBatch(b);
@@ -361,18 +364,36 @@ function dismissBatch(b) {
   settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, `Dismissed: ${shortText(b.p)}`);
 }
 
+/**
+ * "More time": the server keeps max(deadline, now + ms) (§16), so asking for five minutes with
+ * more than five left would change nothing. It asks for what is left plus five minutes, as the
+ * terminal does, and its notice says how far the deadline actually moved — or that it did not.
+ */
 async function moreTime(b) {
+  if (b.extending) return;
+  b.extending = true;
+  const before = Date.parse(b.p.expiresAt);
+  const left = Number.isNaN(before) ? 0 : Math.max(0, before - (Date.now() + skew));
+  const ms = Math.min(MAX_EXTEND_MS, Math.ceil(left) + MORE_TIME_MS);
   try {
-    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms: MORE_TIME_MS });
+    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms });
     if (result.status === 200 && result.data && result.data.expiresAt) {
       b.p.expiresAt = result.data.expiresAt;
       showCountdown(b, Date.now() + skew);
-      notice(`More time for: ${shortText(b.p)}`);
+      const moved = Number.isNaN(before) ? Infinity : Date.parse(result.data.expiresAt) - before;
+      if (moved >= 1000) {
+        const by = Number.isFinite(moved) ? ` (+${formatLeft(Math.round(moved / 1000) * 1000)})` : '';
+        notice(`More time${by} for: ${shortText(b.p)}`);
+      } else {
+        notice(`The deadline did not move for: ${shortText(b.p)}`, 'warn');
+      }
     } else if (result.status !== 200) {
       b.error.textContent = errorText(result);
     }
   } catch {
     b.error.textContent = 'Could not reach the server. Check the connection and try again.';
+  } finally {
+    b.extending = false;
   }
 }
 
