@@ -126,7 +126,7 @@ describe('the question page', () => {
     const name = fresh('multi');
     server.ask(name, { questions: [FEATURES] });
     const b = batch(page, await ticketOf(page, FEATURES.question));
-    assert.equal(await b.locator('input[type=checkbox]').count(), 4, 'three options and Other');
+    assert.equal(await b.locator('input[type=checkbox]').count(), 5, 'three options, Other, Skip');
     assert.equal(await b.locator('input[type=radio]').count(), 0);
     await b.getByLabel('Logging', { exact: true }).check();
     await b.getByLabel('Tracing', { exact: true }).check();
@@ -181,7 +181,11 @@ describe('the question page', () => {
     await b.getByRole('button', { name: 'Submit answers' }).click();
     assert.match(await b.locator('.error').textContent(), /Choose an answer for “Which package manager/);
     assert.equal(server.settled(name), false);
-    await b.getByLabel('Skip', { exact: true }).check();
+    const [pkg, features] = [0, 1].map((i) => b.locator('fieldset.question').nth(i));
+    // Every question with options has a Skip of its own.
+    assert.equal(await b.getByLabel('Skip', { exact: true }).count(), 2);
+    await pkg.getByLabel('Skip', { exact: true }).check();
+    await features.getByLabel('Skip', { exact: true }).check();
     await b.getByRole('button', { name: 'Submit answers' }).click();
     const result = await server.result(name);
     assert.deepEqual(result.answer, {
@@ -191,6 +195,59 @@ describe('the question page', () => {
         { id: 'name', selected: [] },
       ],
     });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('skips a multi-select question with its Skip control, which clears and locks its choices', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('multi-skip');
+    server.ask(name, { questions: [FEATURES] });
+    const b = batch(page, await ticketOf(page, FEATURES.question));
+    const skip = b.getByLabel('Skip', { exact: true });
+    assert.equal(await skip.count(), 1, 'a labelled Skip control');
+    assert.equal(await skip.getAttribute('type'), 'checkbox');
+    assert.equal(await b.locator('.option.skip .description').textContent(), 'Leave this question unanswered.');
+    const logging = b.getByLabel('Logging', { exact: true });
+    const other = b.getByLabel('Other', { exact: true });
+    const otherText = b.getByLabel(`Other answer for: ${FEATURES.question}`);
+    await logging.check();
+    await otherText.fill('Profiling');
+    assert.equal(await other.isChecked(), true);
+    // Skip clears the choices and the Other text, and locks them.
+    await skip.check();
+    for (const control of [logging, b.getByLabel('Metrics', { exact: true }), b.getByLabel('Tracing', { exact: true }), other]) {
+      assert.equal(await control.isChecked(), false);
+      assert.equal(await control.isDisabled(), true);
+    }
+    assert.equal(await otherText.inputValue(), '');
+    assert.equal(await otherText.isDisabled(), true);
+    await shot(page, 'multi-select-skipped');
+    // Unchecked, the choices are back (empty).
+    await skip.uncheck();
+    assert.equal(await logging.isDisabled(), false);
+    assert.equal(await otherText.isDisabled(), false);
+    assert.equal(await logging.isChecked(), false);
+    await logging.check();
+    // From the keyboard: Space on Skip.
+    await skip.focus();
+    await page.keyboard.press('Space');
+    assert.equal(await skip.isChecked(), true);
+    assert.equal(await logging.isChecked(), false);
+    // A submission the server refuses gives the controls back, the skipped ones still locked.
+    await page.route('**/api/v1/questions/*/answer', (route) =>
+      route.fulfill({ status: 422, contentType: 'application/json', body: '{"error":{"code":"BAD_ANSWER","message":"refused for the test"}}' }),
+    );
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    await page.waitForFunction(() => document.querySelector('.batch .error').textContent === 'refused for the test');
+    assert.equal(await skip.isDisabled(), false);
+    assert.equal(await logging.isDisabled(), true);
+    assert.equal(await otherText.isDisabled(), true);
+    await page.unroute('**/api/v1/questions/*/answer');
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'features', selected: [] }] });
+    // The browser logs the refused request itself; nothing else may be logged.
+    page.problems = page.problems.filter((p) => !p.includes('status of 422'));
     noProblems(page);
     await context.close();
   });
@@ -249,6 +306,8 @@ describe('the question page', () => {
     await page.keyboard.press('Tab'); // Other checkbox
     await page.keyboard.press('Tab'); // Other text
     await page.keyboard.type('Audit log');
+    await page.keyboard.press('Tab'); // Skip
+    assert.match(await active(), /^input:checkbox:Skip/);
     await page.keyboard.press('Tab');
     assert.equal(await active(), 'button:submit:Submit answers');
     await page.keyboard.press('Enter');
@@ -361,31 +420,63 @@ describe('the question page', () => {
   it('moves a deadline with "More time"', async () => {
     const { context, page } = await open(browser, server);
     const name = fresh('more');
-    server.ask(name, { questions: [{ ...PKG, header: 'Deadline' }], timeoutMs: 60000 });
+    // Ten minutes left: five more must still move the deadline (extend keeps the later of the
+    // deadline and now + ms, so the page asks for what is left plus five minutes).
+    server.ask(name, { questions: [{ ...PKG, header: 'Deadline' }], timeoutMs: 600000 });
     const ticket = await ticketOf(page, 'Deadline');
     const b = batch(page, ticket);
     const countdown = b.locator('.countdown');
-    assert.match(await countdown.textContent(), /^Expires in (0:59|1:00)$/);
+    assert.match(await countdown.textContent(), /^Expires in (9:59|10:00)$/);
     const expiresAt = async () =>
       page.evaluate(async (t) => (await (await fetch('/api/v1/questions')).json()).pending.find((p) => p.ticket === t).expiresAt, ticket);
     const before = await expiresAt();
     await shot(page, 'deadline');
     await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
     await page.waitForFunction(
-      (t) => /^Expires in (4:59|5:00)$/.test(document.querySelector(`section[data-ticket="${t}"] .countdown`).textContent),
+      (t) => /^Expires in (14:5\d|15:00)$/.test(document.querySelector(`section[data-ticket="${t}"] .countdown`).textContent),
       ticket,
     );
     const later = await expiresAt();
-    assert.ok(Date.parse(later) - Date.parse(before) > 200000, `${before} → ${later}`);
+    const moved = Date.parse(later) - Date.parse(before);
+    assert.ok(moved > 290000 && moved < 310000, `five more minutes: ${before} → ${later}`);
     assert.equal(await countdown.getAttribute('datetime'), later);
+    assert.match(await page.locator('.notice').first().textContent(), /More time \(\+(4:5\d|5:0\d)\) for: Deadline: Which package manager/);
     // Another tab learns of it from the stream.
     const other = await openPage(context, server);
-    assert.match(await batch(other, ticket).locator('.countdown').textContent(), /^Expires in (4:5\d|5:00)$/);
+    assert.match(await batch(other, ticket).locator('.countdown').textContent(), /^Expires in (14:5\d|15:00)$/);
     await b.getByLabel('npm', { exact: true }).check();
     await b.getByRole('button', { name: 'Submit answer' }).click();
     assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['npm'] }] });
     noProblems(page);
     noProblems(other);
+    await context.close();
+  });
+
+  it('says so when "More time" did not move the deadline', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('unmoved');
+    server.ask(name, { questions: [{ ...PKG, header: 'Unmoved' }], timeoutMs: 600000 });
+    const ticket = await ticketOf(page, 'Unmoved');
+    const b = batch(page, ticket);
+    const countdown = b.locator('.countdown');
+    const before = await countdown.getAttribute('datetime');
+    // The server is asked for a millisecond only: it keeps the later deadline, unchanged.
+    const asked = [];
+    await page.route('**/api/v1/questions/*/extend', (route) => {
+      asked.push(JSON.parse(route.request().postData()));
+      return route.continue({ postData: JSON.stringify({ ms: 1 }) });
+    });
+    await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
+    await page.locator('.notice').first().waitFor();
+    assert.match(await page.locator('.notice').first().textContent(), /The deadline did not move for: Unmoved: Which package manager/);
+    assert.equal(await page.locator('.notice', { hasText: 'More time' }).count(), 0, 'no claim of more time');
+    assert.equal(await countdown.getAttribute('datetime'), before);
+    assert.match(await countdown.textContent(), /^Expires in (9:5\d|10:00)$/);
+    // What the page asked for: what was left plus five minutes.
+    assert.equal(asked.length, 1);
+    assert.ok(asked[0].ms > 890000 && asked[0].ms <= 900000, `ms ${asked[0].ms}`);
+    await page.unroute('**/api/v1/questions/*/extend');
+    noProblems(page);
     await context.close();
   });
 

@@ -3,7 +3,10 @@
 
 const RECOMMENDED = ' (Recommended)';
 const PLAN_REVIEW = 'plan-review';
+/** What "More time" adds to the time left (the terminal's step, at most five minutes). */
 const MORE_TIME_MS = 5 * 60 * 1000;
+/** The largest `ms` an extend takes (§16). */
+const MAX_EXTEND_MS = 2147483647;
 const MAX_NOTICES = 5;
 
 /** ticket → batch record: { p, section, form, countdown, busy, resolvedOutcome } */
@@ -165,24 +168,25 @@ function renderQuestion(p, q, qi) {
         otherText,
       ),
     );
-    if (!multi) {
-      const skipId = `${base}-skip`;
-      list.append(
+    // Skip, as the terminal has it: a radio in the group, or for multi-select a checkbox that
+    // clears and disables the question's other choices while it is checked.
+    const skipId = `${base}-skip`;
+    const skipInput = el('input', { type, name, id: skipId, 'data-skip': '', 'aria-describedby': `${skipId}-d` });
+    if (multi) skipInput.addEventListener('change', () => applySkip(fieldset));
+    list.append(
+      el(
+        'div',
+        { class: 'option skip' },
+        skipInput,
         el(
           'div',
-          { class: 'option skip' },
-          el('input', { type, name, id: skipId, 'data-skip': '', 'aria-describedby': `${skipId}-d` }),
-          el(
-            'div',
-            { class: 'option-body' },
-            el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' })),
-            el('span', { class: 'description', id: `${skipId}-d`, text: 'Leave this question unanswered.' }),
-          ),
+          { class: 'option-body' },
+          el('label', { for: skipId, class: 'option-label' }, el('span', { class: 'label', text: 'Skip' })),
+          el('span', { class: 'description', id: `${skipId}-d`, text: 'Leave this question unanswered.' }),
         ),
-      );
-    } else {
-      fieldset.append(el('p', { class: 'hint', text: 'Choose any number. Leave all unchecked to skip.' }));
-    }
+      ),
+    );
+    if (multi) fieldset.append(el('p', { class: 'hint', text: 'Choose any number, or Skip.' }));
   } else {
     list.append(
       el('label', { for: textId, class: 'free-label', text: 'Your answer (leave empty to skip)' }),
@@ -191,6 +195,23 @@ function renderQuestion(p, q, qi) {
   }
   fieldset.append(list);
   return fieldset;
+}
+
+/**
+ * A multi-select question's Skip: while it is checked, the question's other checkboxes and its
+ * Other text are cleared and disabled; unchecked, they are enabled again.
+ */
+function applySkip(fieldset) {
+  const skip = fieldset.querySelector('input[type=checkbox][data-skip]');
+  if (!skip) return;
+  for (const control of fieldset.querySelectorAll('input[type=checkbox]:not([data-skip]), .other-text')) {
+    if (skip.checked) {
+      if (control.type === 'checkbox') control.checked = false;
+      else control.value = '';
+    }
+    control.disabled = skip.checked;
+  }
+  fieldset.classList.toggle('skipped', skip.checked);
 }
 
 function render(p) {
@@ -223,7 +244,7 @@ function render(p) {
   form.append(error, el('div', { class: 'actions' }, submit, dismiss));
 
   const section = el('section', { class: 'batch', 'aria-labelledby': titleId, 'data-ticket': p.ticket }, head, form);
-  const b = { p, section, form, error, heading, countdown, deadline, busy: false, hadFocus: false, resolvedOutcome: null };
+  const b = { p, section, form, error, heading, countdown, deadline, busy: false, extending: false, hadFocus: false, resolvedOutcome: null };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     submitBatch(b);
@@ -252,6 +273,10 @@ function collect(b) {
     }
     const inputs = [...fs.querySelectorAll('input[type=radio], input[type=checkbox]')];
     const chosen = inputs.filter((i) => i.checked);
+    if (chosen.some((i) => i.hasAttribute('data-skip'))) {
+      answers.push(item);
+      continue;
+    }
     const other = chosen.some((i) => i.hasAttribute('data-other'));
     if (other && typed === '') return { error: `Type your answer for “${q.question}”, or choose another option.`, focus: text };
     if (q.multiSelect === true) {
@@ -271,6 +296,8 @@ function collect(b) {
 function setBusy(b, busy) {
   b.busy = busy;
   for (const control of b.form.querySelectorAll('input, textarea, button')) control.disabled = busy;
+  // A question skipped keeps its other choices disabled.
+  if (!busy) for (const fieldset of b.form.querySelectorAll('fieldset.question')) applySkip(fieldset);
   b.section.setAttribute('aria-busy', busy ? 'true' : 'false');
 }
 
@@ -337,18 +364,36 @@ function dismissBatch(b) {
   settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, `Dismissed: ${shortText(b.p)}`);
 }
 
+/**
+ * "More time": the server keeps max(deadline, now + ms) (§16), so asking for five minutes with
+ * more than five left would change nothing. It asks for what is left plus five minutes, as the
+ * terminal does, and its notice says how far the deadline actually moved — or that it did not.
+ */
 async function moreTime(b) {
+  if (b.extending) return;
+  b.extending = true;
+  const before = Date.parse(b.p.expiresAt);
+  const left = Number.isNaN(before) ? 0 : Math.max(0, before - (Date.now() + skew));
+  const ms = Math.min(MAX_EXTEND_MS, Math.ceil(left) + MORE_TIME_MS);
   try {
-    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms: MORE_TIME_MS });
+    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms });
     if (result.status === 200 && result.data && result.data.expiresAt) {
       b.p.expiresAt = result.data.expiresAt;
       showCountdown(b, Date.now() + skew);
-      notice(`More time for: ${shortText(b.p)}`);
+      const moved = Number.isNaN(before) ? Infinity : Date.parse(result.data.expiresAt) - before;
+      if (moved >= 1000) {
+        const by = Number.isFinite(moved) ? ` (+${formatLeft(Math.round(moved / 1000) * 1000)})` : '';
+        notice(`More time${by} for: ${shortText(b.p)}`);
+      } else {
+        notice(`The deadline did not move for: ${shortText(b.p)}`, 'warn');
+      }
     } else if (result.status !== 200) {
       b.error.textContent = errorText(result);
     }
   } catch {
     b.error.textContent = 'Could not reach the server. Check the connection and try again.';
+  } finally {
+    b.extending = false;
   }
 }
 

@@ -16,7 +16,7 @@ use axum::http::header::{HeaderMap, HeaderName};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{self, Stream, StreamExt};
-use serde_json::json;
+use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -24,6 +24,21 @@ use tokio_stream::wrappers::ReceiverStream;
 pub const LOG_CAPACITY: usize = 8192;
 /// How many events a stream may be behind before it is disconnected.
 pub const CLIENT_BUFFER: usize = 1024;
+
+/// The data of `event: resolved`: `{"ticket","outcome"}`, keys in that order (§19).
+#[derive(Serialize)]
+struct Resolved<'a> {
+    ticket: u64,
+    outcome: &'a str,
+}
+
+/// The data of `event: extended`: `{"ticket","expiresAt"}`, keys in that order (§19).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Extended<'a> {
+    ticket: u64,
+    expires_at: &'a str,
+}
 
 /// One event of the stream: `id:`, `event:` and `data:` lines.
 #[derive(Debug)]
@@ -112,7 +127,7 @@ impl EventLog {
             return;
         }
         state.pending.remove(&ticket);
-        let data = json!({"ticket": ticket, "outcome": outcome}).to_string();
+        let data = serde_json::to_string(&Resolved { ticket, outcome }).unwrap_or_default();
         Self::push(&mut state, "resolved", data.into());
     }
 
@@ -125,7 +140,7 @@ impl EventLog {
         if let Some(entry) = state.pending.get_mut(&ticket) {
             entry.data = data;
         }
-        let event = json!({"ticket": ticket, "expiresAt": expires_at}).to_string();
+        let event = serde_json::to_string(&Extended { ticket, expires_at }).unwrap_or_default();
         Self::push(&mut state, "extended", event.into());
     }
 

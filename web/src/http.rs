@@ -121,7 +121,7 @@ impl ApiError {
         )
     }
 
-    /// 404 `NOT_FOUND`: no such route, or a `{ticket}` that is not a ticket.
+    /// 404 `NOT_FOUND`: no such route, or a `{ticket}` that is not a number.
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such resource")
     }
@@ -220,7 +220,7 @@ impl Access {
 /// The questions a server serves to people, and how it settles them: the person's API of §19
 /// ([`app`] routes it).
 pub trait Questions: Send + Sync + 'static {
-    /// The largest ticket there can be; a larger `{ticket}` is 404 `NOT_FOUND`.
+    /// The largest ticket there can be; a larger `{ticket}` is 404 `NOT_PENDING`.
     const MAX_TICKET: u64;
 
     /// Who may use the server.
@@ -275,7 +275,7 @@ async fn not_found() -> ApiError {
 
 // ---- security -------------------------------------------------------------------------------
 
-/// Checks every request (Host, token, Origin, body size) and puts the headers of §19 on every
+/// Checks every request (Host, Origin, token, body size) and puts the headers of §19 on every
 /// response, errors included.
 async fn guard<S: Questions>(
     State(state): State<Arc<S>>,
@@ -312,6 +312,15 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
             "this server answers only requests addressed to a loopback host",
         ));
     }
+    // A cross-site POST is refused as such whatever credentials it carries (§19: 403), so
+    // the Origin check comes before the token's.
+    if request.method() == Method::POST && origin_is_foreign(headers) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "cross-origin requests are not accepted",
+        ));
+    }
     // `GET /?token=…` is the one request without a session: the page handler checks the token.
     let logging_in = request.method() == Method::GET
         && request.uri().path() == "/"
@@ -321,13 +330,6 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
             .is_some_and(|q| q.split('&').any(|p| p.starts_with("token=")));
     if !logging_in && !authorized(access, headers) {
         return Err(ApiError::unauthorized());
-    }
-    if request.method() == Method::POST && origin_is_foreign(headers) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "cross-origin requests are not accepted",
-        ));
     }
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -341,8 +343,8 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
 
 fn authorized(access: &Access, headers: &HeaderMap) -> bool {
     for value in headers.get_all(header::AUTHORIZATION) {
-        if let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "))
-            && access.token_matches(token.trim())
+        if let Some(token) = value.to_str().ok().and_then(bearer_token)
+            && access.token_matches(token)
         {
             return true;
         }
@@ -356,6 +358,15 @@ fn authorized(access: &Access, headers: &HeaderMap) -> bool {
         }
     }
     false
+}
+
+/// The credentials of an `Authorization: Bearer TOKEN` value. The scheme's name is
+/// case-insensitive (RFC 7235 §2.1): `bearer` and `BEARER` are `Bearer`.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("Bearer")
+        .then_some(token.trim())
 }
 
 /// The host part of a `Host` header value: `localhost`, `127.0.0.1`, `::1` (without brackets).
@@ -494,12 +505,31 @@ async fn extend<S: Questions>(
     Ok(json_response(StatusCode::OK, body))
 }
 
-/// Parses the `{ticket}` of a path: an integer from 1 to `max`, or the resource does not exist.
+/// Parses the `{ticket}` of a path: an integer from 1 to `max`. Digits that name no such
+/// ticket (`0`, or a number above `max`) are a ticket never issued, 404 `NOT_PENDING` (see
+/// [`not_pending`]); anything else is not a ticket at all, 404 `NOT_FOUND`.
 pub fn ticket_of(text: &str, max: u64) -> Result<u64, ApiError> {
-    match text.parse::<u64>() {
-        Ok(n) if n >= 1 && !text.starts_with('+') && n <= max => Ok(n),
-        _ => Err(ApiError::not_found()),
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ApiError::not_found());
     }
+    match text.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(not_pending(text)),
+    }
+}
+
+/// 404 `NOT_PENDING` for a ticket never issued, in the inbox's words (§7):
+/// `question <ticket> is not pending`, the ticket written without leading zeros.
+pub fn not_pending(ticket: &str) -> ApiError {
+    let ticket = match ticket.trim_start_matches('0') {
+        "" if !ticket.is_empty() => "0",
+        digits => digits,
+    };
+    UserQuestionError::new(
+        ErrorCode::NotPending,
+        format!("question {ticket} is not pending"),
+    )
+    .into()
 }
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`]; 413 beyond.
@@ -553,16 +583,55 @@ mod tests {
 
     #[test]
     fn tickets() {
+        let refused = |text: &str, max: u64| {
+            let e = ticket_of(text, max).unwrap_err();
+            (e.status, e.code, e.message)
+        };
+        let not_found = (
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "no such resource".to_owned(),
+        );
+        let never_issued = |n: &str| {
+            (
+                StatusCode::NOT_FOUND,
+                "NOT_PENDING",
+                format!("question {n} is not pending"),
+            )
+        };
         assert_eq!(ticket_of("12", u64::MAX).ok(), Some(12));
-        assert!(ticket_of("0", u64::MAX).is_err());
-        assert!(ticket_of("-1", u64::MAX).is_err());
-        assert!(ticket_of("+1", u64::MAX).is_err());
-        assert!(ticket_of("abc", u64::MAX).is_err());
+        assert_eq!(ticket_of("007", u64::MAX).ok(), Some(7));
+        for text in ["-1", "+1", "abc", "", "1.0", " 1", "1e3", "１"] {
+            assert_eq!(refused(text, u64::MAX), not_found, "{text:?}");
+        }
+        assert_eq!(refused("0", u64::MAX), never_issued("0"));
+        assert_eq!(refused("000", u64::MAX), never_issued("0"));
+        assert_eq!(
+            refused("18446744073709551616", u64::MAX),
+            never_issued("18446744073709551616")
+        );
+        assert_eq!(
+            refused("0099999999999999999999", u64::MAX),
+            never_issued("99999999999999999999")
+        );
         assert_eq!(
             ticket_of("9223372036854775807", i64::MAX as u64).ok(),
             Some(i64::MAX as u64)
         );
-        assert!(ticket_of("9223372036854775808", i64::MAX as u64).is_err());
+        assert_eq!(
+            refused("9223372036854775808", i64::MAX as u64),
+            never_issued("9223372036854775808")
+        );
+    }
+
+    #[test]
+    fn bearer_schemes() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
     }
 
     #[test]

@@ -89,6 +89,18 @@ fn ask_one(f: &Fixture, id: &str) -> mpsc::Receiver<Result<AskUserQuestionAnswer
     )
 }
 
+/// Asks one question (options `A`) with a deadline.
+fn ask_timed(
+    f: &Fixture,
+    id: &str,
+    timeout: Duration,
+) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
+    ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question(id, &["A"])]).with_timeout(timeout),
+    )
+}
+
 async fn wait_pending(f: &Fixture, n: usize) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while f.web.inbox().len() < n {
@@ -221,6 +233,8 @@ struct Sse {
     id: Option<u64>,
     event: String,
     data: Value,
+    /// The data as sent.
+    text: String,
 }
 
 struct SseReader {
@@ -275,8 +289,14 @@ impl SseReader {
                     }
                 }
                 if let Some(event) = event {
-                    let data = serde_json::from_str(&data.join("\n")).unwrap();
-                    return Some(Sse { id, event, data });
+                    let text = data.join("\n");
+                    let data = serde_json::from_str(&text).unwrap();
+                    return Some(Sse {
+                        id,
+                        event,
+                        data,
+                        text,
+                    });
                 }
             }
             match tokio::time::timeout(PATIENCE, self.body.next()).await {
@@ -356,6 +376,47 @@ async fn every_request_needs_the_token() {
     assert_eq!(f.web.inbox().len(), 1);
     f.web.inbox().cancel(1).unwrap();
     assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bearer_scheme_is_case_insensitive() {
+    // RFC 7235 §2.1: the scheme's name is case-insensitive.
+    let f = fixture();
+    let listed_with = |authorization: String| async {
+        let response = f
+            .client
+            .get(f.url("/api/v1/questions"))
+            .header(header::AUTHORIZATION, authorization)
+            .send()
+            .await
+            .unwrap();
+        response.status()
+    };
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let status = listed_with(format!("{scheme} {TOKEN}")).await;
+        assert_eq!(status, StatusCode::OK, "{scheme}");
+    }
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/cancel"))
+        .header(header::AUTHORIZATION, format!("bearer {TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
+    // Another scheme, or the token without one, is still refused.
+    for value in [
+        format!("Basic {TOKEN}"),
+        format!("Bearer{TOKEN}"),
+        TOKEN.to_owned(),
+        "bearer wrong".to_owned(),
+    ] {
+        let status = listed_with(value.clone()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{value}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -496,6 +557,42 @@ async fn a_foreign_origin_cannot_post() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{origin}");
         assert_eq!(body["error"]["code"], "FORBIDDEN");
     }
+    // Refused as cross-site before the token is looked at (§19: such a POST gets 403), so
+    // without credentials, or with wrong ones, it is 403 all the same, never 401.
+    for auth in [None, Some("Bearer wrong"), Some("Bearer ")] {
+        let mut request = f
+            .client
+            .post(f.url("/api/v1/questions/1/cancel"))
+            .header(header::ORIGIN, "http://evil.example");
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let response = request.send().await.unwrap();
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{auth:?}");
+        assert_eq!(
+            body,
+            error("FORBIDDEN", "cross-origin requests are not accepted"),
+            "{auth:?}"
+        );
+    }
+    // The Host check still comes first.
+    let out = raw(
+        f.web.local_addr(),
+        "POST /api/v1/questions/1/cancel HTTP/1.1\r\nHost: evil.example\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    assert!(out.contains("loopback host"), "{out}");
+    // Without a foreign Origin, a POST without credentials is 401 as before.
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/cancel"))
+        .header(header::ORIGIN, f.base.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
     // A GET with a foreign Origin is only reading; the server's own origin may post.
     let response = f
@@ -524,8 +621,9 @@ async fn unknown_routes_and_methods_are_not_found() {
         (Method::DELETE, "/api/v1/questions"),
         (Method::POST, "/api/v1/questions/1/approve"),
         (Method::POST, "/api/v1/questions/abc/answer"),
-        (Method::POST, "/api/v1/questions/0/cancel"),
         (Method::POST, "/api/v1/questions/-1/cancel"),
+        (Method::POST, "/api/v1/questions/+1/cancel"),
+        (Method::POST, "/api/v1/questions/1.0/extend"),
     ] {
         let response = f.request(method.clone(), path).send().await.unwrap();
         assert_api_headers(&response);
@@ -537,6 +635,45 @@ async fn unknown_routes_and_methods_are_not_found() {
             "{method} {path}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_number_never_issued_as_a_ticket_is_not_pending() {
+    // §7: on a ticket never issued, NOT_PENDING in the inbox's words, also for 0 and for
+    // numbers too large to be a ticket at all.
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    for (ticket, shown) in [
+        ("0", "0"),
+        ("00", "0"),
+        ("18446744073709551616", "18446744073709551616"),
+        ("99999999999999999999999", "99999999999999999999999"),
+    ] {
+        for (action, body) in [
+            ("answer", r#"{"answers":[{"id":"q","selected":["A"]}]}"#),
+            ("cancel", ""),
+            ("extend", r#"{"ms":1000}"#),
+        ] {
+            let path = format!("/api/v1/questions/{ticket}/{action}");
+            let response = f.post(&path, body).await;
+            assert_api_headers(&response);
+            let (status, body) = json_of(response).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+            assert_eq!(
+                body,
+                error("NOT_PENDING", &format!("question {shown} is not pending")),
+                "{path}"
+            );
+        }
+    }
+    // The inbox words a ticket it never issued the same way.
+    let inbox = f.web.inbox().cancel(0).unwrap_err();
+    assert_eq!(inbox.code(), ErrorCode::NotPending);
+    assert_eq!(inbox.message(), "question 0 is not pending");
+    assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
+    f.web.inbox().cancel(1).unwrap();
+    settled(&rx).unwrap_err();
 }
 
 // ---- the endpoints --------------------------------------------------------------------------
@@ -686,11 +823,7 @@ async fn cancel_settles_the_asker_cancelled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extend_moves_a_deadline() {
     let f = fixture();
-    let timed = ask(
-        &f.ctx,
-        AskUserQuestionRequest::new(vec![question("t", &["A"])])
-            .with_timeout(Duration::from_secs(60)),
-    );
+    let timed = ask_timed(&f, "t", Duration::from_secs(60));
     let untimed = ask_one(&f, "u");
     wait_pending(&f, 2).await;
     let before = f.web.inbox().pending()[0].expires_at.clone().unwrap();
@@ -1083,14 +1216,42 @@ async fn resolved_is_out_before_the_asker_moves_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_data_keeps_the_keys_in_the_spec_order() {
+    // §19: `resolved` data `{"ticket","outcome"}`, `extended` data `{"ticket","expiresAt"}`,
+    // as sent (not only as parsed), for clients that read the text.
+    let f = fixture();
+    let mut stream = SseReader::open(&f, None).await;
+    let rx = ask_timed(&f, "t", Duration::from_secs(60));
+    assert_eq!(stream.next().await.unwrap().event, "requested");
+    let (_, body) = json_of(
+        f.post("/api/v1/questions/1/extend", r#"{"ms":3600000}"#)
+            .await,
+    )
+    .await;
+    let at = body["expiresAt"].as_str().unwrap().to_owned();
+    let extended = stream.next().await.unwrap();
+    assert_eq!(extended.event, "extended");
+    assert_eq!(
+        extended.text,
+        format!(r#"{{"ticket":1,"expiresAt":"{at}"}}"#)
+    );
+    f.web.inbox().cancel(1).unwrap();
+    settled(&rx).unwrap_err();
+    let resolved = stream.next().await.unwrap();
+    assert_eq!(resolved.event, "resolved");
+    assert_eq!(resolved.text, r#"{"ticket":1,"outcome":"cancelled"}"#);
+    // A resume replays the same text.
+    let mut resumed = SseReader::open(&f, Some(1)).await;
+    let again = resumed.next().await.unwrap();
+    assert_eq!(again.text, extended.text);
+    assert_eq!(resumed.next().await.unwrap().text, resolved.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_reaches_the_stream_as_timed_out() {
     let f = fixture();
     let mut stream = SseReader::open(&f, None).await;
-    let rx = ask(
-        &f.ctx,
-        AskUserQuestionRequest::new(vec![question("t", &["A"])])
-            .with_timeout(Duration::from_millis(200)),
-    );
+    let rx = ask_timed(&f, "t", Duration::from_millis(200));
     let requested = stream.next().await.unwrap();
     assert!(requested.data.get("expiresAt").is_some());
     let e = settled(&rx).unwrap_err();
