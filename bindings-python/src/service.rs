@@ -123,10 +123,18 @@ fn agent_of(agent: Option<&Bound<'_, PyAny>>) -> Result<Option<Agent>, UserQuest
     match agent {
         None => Ok(None),
         Some(a) if a.is_none() => Ok(None),
-        Some(a) => a
-            .cast::<PyAgent>()
-            .map(|a| Some(a.get().agent.clone()))
-            .map_err(|_| bad_request("agent must be an Agent")),
+        Some(a) => Ok(Some(match a.cast::<PyAgent>() {
+            Ok(a) => a.get().agent.clone(),
+            // Anything else is not the exact live instance: a fresh agent that was never
+            // entered (its `id` when it has a string one), which fails §3 #3
+            // `CALLER_NOT_LIVE` in its place in the order — as in Node, and the seed.
+            Err(_) => Agent::new(
+                a.getattr(intern!(a.py(), "id"))
+                    .ok()
+                    .and_then(|id| id.extract::<String>().ok())
+                    .unwrap_or_default(),
+            ),
+        })),
     }
 }
 

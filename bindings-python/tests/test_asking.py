@@ -125,7 +125,16 @@ async def test_every_code_of_an_ask_is_reachable(ctx: uq.Context) -> None:
         "INVALID_REQUEST",
         'question id "go" appears more than once',
     )
-    await _raises(svc.ask(request(agent="root")), "INVALID_REQUEST", "agent must be an Agent")
+    # Anything that is not an Agent is not the live caller (§3 #3), in its place in the order.
+    for not_an_agent in ("root", 5, {"id": "root"}):
+        await _raises(
+            svc.ask(request(agent=not_an_agent)),
+            "CALLER_NOT_LIVE",
+            "human interaction requires the exact live calling agent when an agent is supplied",
+        )
+    aborted = uq.AbortController()
+    aborted.abort()
+    await _raises(svc.ask(request(agent="root", signal=aborted.signal)), "ASK_ABORTED")
     await _raises(svc.ask(request(signal=True)), "INVALID_REQUEST", "signal must be an AbortSignal")
     await _raises(svc.ask("{nope"), "INVALID_REQUEST")
     await _raises(svc.ask([]), "INVALID_REQUEST", "request must be an object")

@@ -102,8 +102,8 @@ async def test_seam_errors_are_results_never_exceptions(ctx: uq.Context) -> None
     assert (await tool.execute(ARGS, signal=controller.signal))["error"]["code"] == "ASK_ABORTED"
     assert (await tool.execute(ARGS, agent="root"))["error"] == {  # type: ignore[arg-type]
         "name": "UserQuestionError",
-        "code": "INVALID_REQUEST",
-        "message": "agent must be an Agent",
+        "code": "CALLER_NOT_LIVE",
+        "message": "human interaction requires the exact live calling agent when an agent is supplied",
     }
 
 
