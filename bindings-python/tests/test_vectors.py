@@ -79,11 +79,15 @@ def _valid_timeout_ms(ms: Any) -> bool:
 
 
 def _python_request(
-    request: Dict[str, Any], agent: Optional[uq.Agent], signal: Optional[uq.AbortSignal]
+    request: Any, agent: Optional[uq.Agent], signal: Optional[uq.AbortSignal]
 ) -> Any:
     """The wire request as Python asks it: a valid ``timeoutMs`` becomes ``timeout`` in
     seconds; a malformed one goes as wire JSON text, where it keeps its meaning and message
-    (tests/vectors/README.md)."""
+    (tests/vectors/README.md). A request that is not an object goes as the JSON text of that
+    value: Python reads a ``str`` given to ``ask`` as JSON text, so a string value must be
+    quoted to stay one."""
+    if not isinstance(request, dict):
+        return json.dumps(request)
     if "timeoutMs" in request and not _valid_timeout_ms(request["timeoutMs"]):
         return json.dumps(request)
     req = {k: v for k, v in request.items() if k != "timeoutMs"}
@@ -276,7 +280,14 @@ async def test_tool_vector(case: Dict[str, Any]) -> None:
     with journal.context() as ctx:
         provider, agent = _setup(ctx, case, "sync")
         tool = uq.AskUserQuestionTool(ctx)
-        args = case["argsJson"] if "argsJson" in case else case["args"]
+        # A string value is passed as its JSON text: Python reads a ``str`` as JSON text.
+        args = (
+            case["argsJson"]
+            if "argsJson" in case
+            else json.dumps(case["args"])
+            if isinstance(case["args"], str)
+            else case["args"]
+        )
         result = await asyncio.wait_for(
             tool.execute(
                 args, agent=agent, timeout=_seconds(case.get("timeoutMs")), key=case.get("key")
