@@ -7,6 +7,9 @@
 //! 2. polls per second of pending asks without a key (`GET /api/v1/asks/{ticket}?waitMs=0`,
 //!    8 pollers at once, each polling its own ask), on the same stores: what keeping each
 //!    asker's lease costs a poll; p50/p99 of one poll;
+//!
+//!    on PostgreSQL, both figures also give the write-ahead log written per ask or poll (what
+//!    the store wrote for it);
 //! 3. a hub restarted on a store holding 100,000 pending questions: time until it serves;
 //! 4. the memory one pending question costs a hub (resident set, after the restart).
 //!
@@ -117,6 +120,7 @@ fn end_to_end(total: usize, store: &str) {
     std::thread::sleep(Duration::from_millis(200));
 
     let per_host = total / HOSTS;
+    let wal = wal_position(store);
     let started = Instant::now();
     let hosts: Vec<_> = (0..HOSTS)
         .map(|_| {
@@ -141,18 +145,55 @@ fn end_to_end(total: usize, store: &str) {
         .collect();
     let latencies: Vec<Duration> = hosts.into_iter().flat_map(|h| h.join().unwrap()).collect();
     let elapsed = started.elapsed();
-    report("end to end", store, ("ask", "hosts"), elapsed, latencies);
+    let wal = wal_since(store, wal);
+    report(
+        "end to end",
+        store,
+        ("ask", "hosts"),
+        (elapsed, wal),
+        latencies,
+    );
     drop(person_rt);
     hub.shutdown();
 }
 
 /// Prints one figure: `n` of `what` (`(one, from)`: "ask", "hosts") in `elapsed`, the rate, and
 /// the median and 99th percentile of one.
+/// Where PostgreSQL's write-ahead log stands, in bytes: what the store has written is the
+/// difference between two of these. `None` for SQLite.
+fn wal_position(store: &str) -> Option<i64> {
+    if !store.starts_with("postgres") {
+        return None;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(store, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", &[])
+            .await
+            .unwrap();
+        Some(row.get(0))
+    })
+}
+
+/// The write-ahead log written since `before` (a [`wal_position`]), once the hub's changes in
+/// the background have landed.
+fn wal_since(store: &str, before: Option<i64>) -> Option<i64> {
+    std::thread::sleep(Duration::from_millis(300));
+    Some(wal_position(store)? - before?)
+}
+
 fn report(
     figure: &str,
     store: &str,
     (one, from): (&str, &str),
-    elapsed: Duration,
+    (elapsed, wal): (Duration, Option<i64>),
     mut latencies: Vec<Duration>,
 ) {
     let scheme = store.split(':').next().unwrap_or(store);
@@ -162,8 +203,11 @@ fn report(
     };
     latencies.sort();
     let n = latencies.len();
+    let wal = wal.map_or(String::new(), |bytes| {
+        format!("; WAL {:.0} bytes per {one}", bytes as f64 / n as f64)
+    });
     println!(
-        "{figure} ({label}): {n} {one}s from {HOSTS} {from} in {:.2} s = {:.0} {one}s/s; one {one} p50 {:.2} ms, p99 {:.2} ms",
+        "{figure} ({label}): {n} {one}s from {HOSTS} {from} in {:.2} s = {:.0} {one}s/s; one {one} p50 {:.2} ms, p99 {:.2} ms{wal}",
         elapsed.as_secs_f64(),
         n as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
@@ -180,8 +224,8 @@ async fn text_of(request: reqwest::RequestBuilder) -> String {
 fn polls(total: usize, store: &str) {
     let (hub, base, rt) = started(store);
     let per_poller = total / HOSTS;
-    let (elapsed, latencies) = rt.block_on(async {
-        let client = reqwest::Client::new();
+    let client = reqwest::Client::new();
+    let tickets = rt.block_on(async {
         let mut tickets = Vec::with_capacity(HOSTS);
         for _ in 0..HOSTS {
             let text = text_of(
@@ -193,6 +237,10 @@ fn polls(total: usize, store: &str) {
             let value: serde_json::Value = serde_json::from_str(&text).unwrap();
             tickets.push(value["ticket"].as_u64().unwrap());
         }
+        tickets
+    });
+    let wal = wal_position(store);
+    let (elapsed, latencies) = rt.block_on(async {
         let started = Instant::now();
         let pollers = tickets.into_iter().map(|ticket| {
             let client = client.clone();
@@ -215,11 +263,12 @@ fn polls(total: usize, store: &str) {
             .collect();
         (started.elapsed(), latencies)
     });
+    let wal = wal_since(store, wal);
     report(
         "polls",
         store,
         ("poll", "pollers (pending asks without a key)"),
-        elapsed,
+        (elapsed, wal),
         latencies,
     );
     drop(rt);
@@ -244,6 +293,7 @@ fn restart(pending: usize) {
                     key: None,
                     asked_at: 1_800_000_000_000,
                     timeout_ms: None,
+                    lease_ms: None,
                 })
             });
             let results = futures::stream::iter(creates)

@@ -1,7 +1,15 @@
 //! The hub's asks: the store is the truth, and this is the live view a hub keeps of it (the
-//! pending asks with their deadlines, leases and long polls, and the event stream). Every
-//! change goes to the store first; the view, the events and the waiting pollers follow once
-//! the store has committed it.
+//! pending asks with their deadlines and long polls, and the event stream). Every change goes
+//! to the store first; the view, the events and the waiting pollers follow once the store has
+//! committed it.
+//!
+//! The lease of an ask without a key (§20) is kept in the store, so that an asker may poll any
+//! hub and any hub sees it lapse: the ask is stored with a lease, a long poll renews it
+//! whenever less than half of it is left while the poll is open, and its end renews it once
+//! more (the lease runs from the end of the poll); about once a second every hub withdraws
+//! the asks whose lease ran out (`Store::lapse`, conditional like every settlement). A renewal
+//! is a write, so a poll that ends with the outcome writes nothing for the lease, and a short
+//! poll right after a renewal nothing more.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,17 +50,14 @@ struct Live {
     key: Option<String>,
     asked_at: i64,
     expires_at: Option<i64>,
-    /// Long polls in progress.
-    polls: u32,
-    /// When the last long poll ended (or the ask arrived, or this hub started).
-    last_poll: Instant,
+    /// For an ask without a key: until when this hub knows the store keeps its lease (from
+    /// its own renewals; another hub may have moved it further), `None` before this hub
+    /// has renewed it.
+    lease: Option<Instant>,
     /// The status body, once settled.
     done: Arc<watch::Sender<Option<Arc<str>>>>,
     /// Wakes long polls when the deadline moves, so that a remote asker moves its own.
     extended: Arc<tokio::sync::Notify>,
-    /// Whether this hub watches the asker's lease: it received the ask or was polled for it
-    /// (on a shared store another hub may be the one its asker polls).
-    watched: bool,
 }
 
 impl Live {
@@ -78,19 +83,22 @@ impl Live {
         p
     }
 
-    fn from_record(record: &AskRecord, watched: bool) -> Live {
+    fn from_record(record: &AskRecord, lease: Option<Instant>) -> Live {
         Live {
             questions: record.questions.as_str().into(),
             agent_id: record.agent_id.clone(),
             key: record.key.clone(),
             asked_at: record.asked_at,
             expires_at: record.expires_at,
-            polls: 0,
-            last_poll: Instant::now(),
+            lease,
             done: Arc::new(watch::channel(None).0),
             extended: Arc::new(tokio::sync::Notify::new()),
-            watched,
         }
+    }
+
+    /// Notes that the store keeps the lease until at least `until`.
+    fn leased_until(&mut self, until: Instant) {
+        self.lease = Some(self.lease.map_or(until, |known| known.max(until)));
     }
 }
 
@@ -140,6 +148,18 @@ pub(crate) struct Posted {
     pub new: bool,
 }
 
+/// The longest lease a hub keeps (longer ones are kept for this long): a hundred years.
+const MAX_LEASE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The shortest time between two renewals of one lease by one poll (a store that fails, or a
+/// lease of almost nothing, does not make a poll spin).
+const RENEW_GAP: Duration = Duration::from_millis(100);
+
+/// The most by which a renewal at the end of a poll may be skipped: when the store's lease
+/// already runs to within this of what it would set (a short poll right after a renewal).
+/// Lapses are checked about once a second, so this is below what anyone can tell.
+const RENEW_SLACK: Duration = Duration::from_millis(100);
+
 pub(crate) struct Config {
     pub lease: Duration,
     pub retain: Duration,
@@ -161,6 +181,13 @@ impl Asks {
         store: Arc<dyn Store>,
         config: Config,
     ) -> std::result::Result<Asks, StoreError> {
+        // The askers of asks without a key could not poll while no hub ran: a fresh lease.
+        let config = Config {
+            lease: config.lease.min(MAX_LEASE),
+            ..config
+        };
+        let renewed = Instant::now();
+        store.renew_all(millis(config.lease)).await?;
         let pending = store.pending().await?;
         let last_ticket = store.last_ticket().await?;
         let mut live = BTreeMap::new();
@@ -169,7 +196,7 @@ impl Asks {
             .map_or(0, |d| d.as_millis() as u64);
         let events = EventLog::starting_after(epoch.saturating_mul(1000));
         for record in pending {
-            let entry = Live::from_record(&record, !store.shared());
+            let entry = Live::from_record(&record, Some(renewed + config.lease));
             events.requested(record.ticket, entry.p(record.ticket).into());
             live.insert(record.ticket, entry);
         }
@@ -272,6 +299,7 @@ impl Asks {
             .filter(|&ms| ms > 0);
         let questions = serde_json::to_string(&request.questions)
             .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))?;
+        let leased = Instant::now() + self.config.lease;
         let created = self
             .store
             .create(NewAsk {
@@ -280,6 +308,7 @@ impl Asks {
                 key: request.key.clone(),
                 asked_at: now_ms(),
                 timeout_ms,
+                lease_ms: Some(millis(self.config.lease)),
             })
             .await
             .map_err(store_error)?;
@@ -293,7 +322,7 @@ impl Asks {
             Created::New(record) => record,
         };
         let ticket = record.ticket;
-        let entry = Live::from_record(&record, true);
+        let entry = Live::from_record(&record, Some(leased));
         let p = entry.p(ticket);
         {
             let mut live = self.lock();
@@ -305,7 +334,7 @@ impl Asks {
                 }
                 // Heard of already (a shared store's notification came first).
                 std::collections::btree_map::Entry::Occupied(mut held) => {
-                    held.get_mut().watched = true;
+                    held.get_mut().leased_until(leased);
                 }
             }
         }
@@ -318,7 +347,9 @@ impl Asks {
     /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status body, after waiting up to `wait` for
     /// a pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
     /// person extends the deadline, so that a remote asker's own deadline follows at once.
-    pub(crate) async fn status(&self, ticket: u64, wait: Duration) -> Result<String> {
+    /// While it waits, the poll keeps the ask's lease in the store; when it ends, the lease
+    /// runs from then.
+    pub(crate) async fn status(self: &Arc<Self>, ticket: u64, wait: Duration) -> Result<String> {
         if !self.lock().contains_key(&ticket) {
             match self.store.get(ticket).await.map_err(store_error)? {
                 // Asked on another hub of a shared store: this one follows it from now on.
@@ -339,21 +370,17 @@ impl Asks {
             }
         }
         let waiting = {
-            let mut live = self.lock();
-            match live.get_mut(&ticket) {
-                Some(entry) => {
-                    entry.polls += 1;
-                    entry.watched = true;
-                    Some((
-                        entry.done.subscribe(),
-                        entry.extended.clone(),
-                        entry.expires_at,
-                    ))
-                }
-                None => None,
-            }
+            let live = self.lock();
+            live.get(&ticket).map(|entry| {
+                (
+                    entry.done.subscribe(),
+                    entry.extended.clone(),
+                    entry.expires_at,
+                    entry.key.is_none(),
+                )
+            })
         };
-        let Some((mut done, extended, expires_at)) = waiting else {
+        let Some((mut done, extended, expires_at, keyless)) = waiting else {
             return match self.store.get(ticket).await.map_err(store_error)? {
                 Some(record) if record.status == Status::Pending => {
                     Ok(pending_body(record.expires_at))
@@ -369,27 +396,45 @@ impl Asks {
                 )),
             };
         };
-        let mut stopping = self.stopping.subscribe();
-        let settled = async {
-            let outcome = done.wait_for(Option::is_some).await;
-            outcome.ok().and_then(|v| v.clone())
+        // The lease runs from the end of this poll, however it ends (the asker may hang up).
+        let mut keeper = keyless.then(|| LeaseKeeper {
+            asks: self.clone(),
+            ticket,
+            armed: true,
+        });
+        let result = {
+            let mut stopping = self.stopping.subscribe();
+            let settled = async {
+                let outcome = done.wait_for(Option::is_some).await;
+                outcome.ok().and_then(|v| v.clone())
+            };
+            let stop = async {
+                let _ = stopping.wait_for(|s| *s).await;
+            };
+            let timer = tokio::time::sleep(wait);
+            let notified = extended.notified();
+            tokio::pin!(settled, stop, timer, notified);
+            notified.as_mut().enable();
+            let mut renew_at = self.renew_due(ticket);
+            loop {
+                tokio::select! {
+                    biased;
+                    body = &mut settled => break body,
+                    () = &mut timer => break None,
+                    () = &mut notified => break None,
+                    () = &mut stop => break None,
+                    () = tokio::time::sleep_until(renew_at.into()), if keyless => {
+                        self.renew(ticket).await;
+                        renew_at = self.renew_due(ticket).max(Instant::now() + RENEW_GAP);
+                    }
+                }
+            }
         };
-        let result = tokio::select! {
-            body = settled => body,
-            _ = tokio::time::sleep(wait) => None,
-            _ = extended.notified() => None,
-            _ = stopping.wait_for(|s| *s) => None,
-        };
-        // The lease runs from the end of this poll.
-        let expires_now = {
-            let mut live = self.lock();
-            live.get_mut(&ticket).map(|entry| {
-                entry.polls = entry.polls.saturating_sub(1);
-                entry.last_poll = Instant::now();
-                entry.expires_at
-            })
-        };
+        let expires_now = self.lock().get(&ticket).map(|entry| entry.expires_at);
         if let Some(body) = result.or_else(|| done.borrow().clone()) {
+            if let Some(keeper) = &mut keeper {
+                keeper.armed = false;
+            }
             return Ok(body.to_string());
         }
         // On a shared store another hub may have settled it a moment ago: the store decides.
@@ -397,6 +442,9 @@ impl Asks {
             && let Ok(Some(record)) = self.store.get(ticket).await
             && record.status != Status::Pending
         {
+            if let Some(keeper) = &mut keeper {
+                keeper.armed = false;
+            }
             let body = settled_body(
                 record.status,
                 record.answer.as_deref(),
@@ -406,6 +454,44 @@ impl Asks {
             return Ok(body);
         }
         Ok(pending_body(expires_now.unwrap_or(expires_at)))
+    }
+
+    /// When a poll should next renew the lease of `ticket`: once half of what this hub knows
+    /// of it is left; at once when it knows nothing.
+    fn renew_due(&self, ticket: u64) -> Instant {
+        let now = Instant::now();
+        let known = self.lock().get(&ticket).and_then(|entry| entry.lease);
+        known
+            .and_then(|until| until.checked_sub(self.config.lease / 2))
+            .unwrap_or(now)
+    }
+
+    /// Renews the lease of a pending ask without a key in the store: `now + --lease`.
+    async fn renew(&self, ticket: u64) {
+        let asked = Instant::now();
+        match self.store.renew(ticket, millis(self.config.lease)).await {
+            Ok(true) => {
+                if let Some(entry) = self.lock().get_mut(&ticket) {
+                    entry.leased_until(asked + self.config.lease);
+                }
+            }
+            // Settled in the store (on another hub, not heard of yet): follow it.
+            Ok(false) => self.apply(Change::Settled(ticket)).await,
+            Err(e) => {
+                eprintln!("user-questions hub: cannot renew the lease of question {ticket}: {e}");
+            }
+        }
+    }
+
+    /// The renewal at the end of a poll: the lease runs from now, unless the store already
+    /// keeps it about that long.
+    async fn renew_after_poll(&self, ticket: u64) {
+        let wanted = Instant::now() + self.config.lease;
+        let known = self.lock().get(&ticket).and_then(|entry| entry.lease);
+        if known.is_some_and(|until| until + RENEW_SLACK.min(self.config.lease / 10) >= wanted) {
+            return;
+        }
+        self.renew(ticket).await;
     }
 
     /// Settles a live ask: the store first (first writer wins), then the view, the event
@@ -477,7 +563,7 @@ impl Asks {
         let mut live = self.lock();
         self.last_ticket.fetch_max(record.ticket, Ordering::SeqCst);
         if let std::collections::btree_map::Entry::Vacant(vacant) = live.entry(record.ticket) {
-            let entry = Live::from_record(record, false);
+            let entry = Live::from_record(record, None);
             self.events
                 .requested(record.ticket, entry.p(record.ticket).into());
             vacant.insert(entry);
@@ -635,45 +721,64 @@ impl Asks {
         Ok(Some(text))
     }
 
-    /// Times out what expired, withdraws keyless asks whose asker stopped polling, and
-    /// deletes settled asks older than the retention.
-    pub(crate) async fn sweep(&self, purge: bool) {
+    /// Times out what expired; with `tidy` (about once a second), also withdraws the asks
+    /// without a key whose lease lapsed in the store (their askers stopped polling, whichever
+    /// hub they polled) and deletes settled asks older than the retention.
+    pub(crate) async fn sweep(&self, tidy: bool) {
         let now = now_ms();
-        let instant = Instant::now();
-        let lease = self.config.lease;
-        let (expired, lapsed): (Vec<u64>, Vec<u64>) = {
-            let live = self.lock();
-            let expired = live
-                .iter()
-                .filter(|(_, e)| e.expires_at.is_some_and(|at| at <= now))
-                .map(|(t, _)| *t)
-                .collect();
-            let lapsed = live
-                .iter()
-                .filter(|(_, e)| {
-                    e.key.is_none()
-                        && e.watched
-                        && e.polls == 0
-                        && e.expires_at.is_none_or(|at| at > now)
-                        && instant.saturating_duration_since(e.last_poll) >= lease
-                })
-                .map(|(t, _)| *t)
-                .collect();
-            (expired, lapsed)
-        };
+        let expired: Vec<u64> = self
+            .lock()
+            .iter()
+            .filter(|(_, e)| e.expires_at.is_some_and(|at| at <= now))
+            .map(|(t, _)| *t)
+            .collect();
         for ticket in expired {
             let _ = self.settle(ticket, Settle::TimeOut).await;
         }
-        for ticket in lapsed {
-            let _ = self.settle(ticket, Settle::Withdraw).await;
+        if !tidy {
+            return;
         }
-        if purge {
-            let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
-            if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
-                eprintln!("user-questions hub: cannot delete old asks: {e}");
+        match self.store.lapse(now).await {
+            Ok(lapsed) => {
+                for ticket in lapsed {
+                    let body = settled_body(Status::Withdrawn, None, None);
+                    self.finish(ticket, Status::Withdrawn, body.into());
+                }
             }
+            Err(e) => eprintln!("user-questions hub: cannot withdraw lapsed asks: {e}"),
+        }
+        let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
+        if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
+            eprintln!("user-questions hub: cannot delete old asks: {e}");
         }
     }
+}
+
+/// Renews a lease when the poll that holds it ends, also when the asker hung up (the poll's
+/// future is dropped then).
+struct LeaseKeeper {
+    asks: Arc<Asks>,
+    ticket: u64,
+    /// Off when the poll returned the ask's outcome.
+    armed: bool,
+}
+
+impl Drop for LeaseKeeper {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let asks = self.asks.clone();
+            let ticket = self.ticket;
+            runtime.spawn(async move { asks.renew_after_poll(ticket).await });
+        }
+    }
+}
+
+/// A duration in whole milliseconds.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn plain(status: Status) -> Settlement {

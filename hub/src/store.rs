@@ -105,6 +105,9 @@ pub struct AskRecord {
     pub message: Option<String>,
     /// When it settled.
     pub settled_at: Option<i64>,
+    /// For an ask without a key: when it is withdrawn unless its asker polls again, by the
+    /// store's clock (see [`Store::renew`]). `None` for an ask with a key.
+    pub lease_until: Option<i64>,
 }
 
 /// A new ask to store.
@@ -120,6 +123,9 @@ pub struct NewAsk {
     pub asked_at: i64,
     /// The deadline's length; the ask then expires at `asked_at + timeout_ms`.
     pub timeout_ms: Option<u64>,
+    /// For an ask without a key: how long it waits for its asker's first poll (its lease
+    /// then runs until the store's now + `lease_ms`). Ignored for an ask with a key.
+    pub lease_ms: Option<u64>,
 }
 
 impl NewAsk {
@@ -128,10 +134,20 @@ impl NewAsk {
         self.timeout_ms.map(|ms| self.asked_at + ms as i64)
     }
 
-    /// The ask as stored under `ticket`: pending, its deadline not yet moved.
-    pub fn stored(self, ticket: u64) -> AskRecord {
+    /// The lease to store: `lease_ms` for an ask without a key, none for one with a key.
+    pub fn lease(&self) -> Option<u64> {
+        match self.key {
+            Some(_) => None,
+            None => self.lease_ms,
+        }
+    }
+
+    /// The ask as stored under `ticket`: pending, its deadline not yet moved, its lease (if
+    /// any) running until `lease_until`.
+    pub fn stored(self, ticket: u64, lease_until: Option<i64>) -> AskRecord {
         AskRecord {
             ticket,
+            lease_until,
             expires_at: self.expires_at(),
             questions: self.questions,
             agent_id: self.agent_id,
@@ -217,6 +233,19 @@ pub trait Store: Send + Sync + 'static {
     fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>>;
     /// Deletes the asks settled before `before`; how many.
     fn purge(&self, before: i64) -> StoreFuture<'_, u64>;
+    /// Keeps a pending ask without a key from lapsing for `lease_ms` more: its `lease_until`
+    /// becomes `max(lease_until, now + lease_ms)`, by the store's clock (one clock for every
+    /// hub on the store). Whether such an ask was found. Leases only move forward, so renewals
+    /// from several hubs (or several polls) need no order.
+    fn renew(&self, ticket: u64, lease_ms: u64) -> StoreFuture<'_, bool>;
+    /// [`renew`](Self::renew) for every pending ask without a key (a hub that starts: their
+    /// askers could not poll while it was down); how many.
+    fn renew_all(&self, lease_ms: u64) -> StoreFuture<'_, u64>;
+    /// Withdraws every pending ask without a key whose lease has run out by the store's clock
+    /// (its asker stopped polling), unless its deadline is due by `at` (then it times out);
+    /// conditional like [`settle`](Self::settle), so a renewal committed first keeps the
+    /// ask. The tickets withdrawn, settled at `at`.
+    fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>>;
     /// The highest ticket ever issued (0 before the first).
     fn last_ticket(&self) -> StoreFuture<'_, u64>;
     /// The changes every hub on this store makes (including this one), once; `None` for a

@@ -1,7 +1,8 @@
 //! Hubs on one PostgreSQL database (§20): an ask posted to one hub is listed and streamed by
 //! another, answered there, and the asker on the first hub gets the answer; the first answer
 //! wins across hubs; a hub restarted on the database keeps its questions; migrations are
-//! recorded once. Needs `UQ_TEST_POSTGRES` (`postgres://user@host:port`, a server where the
+//! recorded once; the lease of an ask without a key is kept by polls on any hub and lapses
+//! on any hub, also after every hub restarted. Needs `UQ_TEST_POSTGRES` (`postgres://user@host:port`, a server where the
 //! user may create databases): scripts/test-hub starts a throwaway cluster and sets it.
 
 use std::sync::mpsc;
@@ -48,12 +49,22 @@ fn database(name: &str) -> String {
 }
 
 fn hub(store: &str) -> Hub {
-    Hub::start(HubConfig {
+    hub_with(store, |_| {})
+}
+
+fn hub_with(store: &str, adjust: impl FnOnce(&mut HubConfig)) -> Hub {
+    let mut config = HubConfig {
         store: store.to_owned(),
         token: Some(TOKEN.into()),
         ..HubConfig::default()
-    })
-    .expect("start a hub on PostgreSQL")
+    };
+    adjust(&mut config);
+    Hub::start(config).expect("start a hub on PostgreSQL")
+}
+
+/// A hub whose asks without a key lapse after a second without a poll.
+fn short_lease_hub(store: &str) -> Hub {
+    hub_with(store, |c| c.lease = Duration::from_secs(1))
 }
 
 struct Http {
@@ -344,7 +355,7 @@ fn migrations_are_recorded_once() {
             .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)))
             .collect::<Vec<_>>()
     });
-    assert_eq!(rows, vec![(1, "asks".to_owned())]);
+    assert_eq!(rows, vec![(1, "asks".to_owned()), (2, "lease".to_owned())]);
 }
 
 /// Runs SQL on a test database directly, as another program (or a hub killed between its
@@ -468,4 +479,75 @@ fn hubs_whose_database_connections_are_cut_reconnect_and_keep_every_question() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
     assert_eq!(answer.answers[0].selected, vec!["A".to_owned()]);
+}
+
+/// Posts a new ask to `hub`: its ticket.
+fn posted(http: &Http, hub: &Hub, body: &str) -> u64 {
+    let (code, value) = http.send(
+        reqwest::Method::POST,
+        hub,
+        "/api/v1/asks",
+        Some(body.to_owned()),
+    );
+    assert_eq!(code, StatusCode::CREATED, "{value}");
+    value["ticket"].as_u64().unwrap()
+}
+
+/// The asker's `GET` of an ask on `hub`, waiting up to `wait_ms`.
+fn status(http: &Http, hub: &Hub, ticket: u64, wait_ms: u64) -> Value {
+    let (code, value) = http.send(
+        reqwest::Method::GET,
+        hub,
+        &format!("/api/v1/asks/{ticket}?waitMs={wait_ms}"),
+        None,
+    );
+    assert_eq!(code, StatusCode::OK, "{value}");
+    value
+}
+
+#[test]
+fn an_asker_polling_another_hub_keeps_its_keyless_ask_and_loses_it_when_it_stops() {
+    let store = database("uq_lease_across");
+    let (one, two) = (short_lease_hub(&store), short_lease_hub(&store));
+    let http = Http::new();
+    let ticket = posted(&http, &one, ASK);
+    // The asker polls the other hub only, each long poll three leases long: the hub that
+    // received the ask must not withdraw it meanwhile.
+    for _ in 0..2 {
+        assert_eq!(
+            status(&http, &two, ticket, 3000),
+            json!({"status": "pending"})
+        );
+    }
+    assert_eq!(status(&http, &one, ticket, 0), json!({"status": "pending"}));
+    // The asker stops polling: some hub withdraws it, and both report it.
+    http.wait_unlisted(&one, ticket);
+    http.wait_unlisted(&two, ticket);
+    for h in [&one, &two] {
+        assert_eq!(status(&http, h, ticket, 0), json!({"status": "withdrawn"}));
+    }
+}
+
+#[test]
+fn a_keyless_ask_orphaned_while_every_hub_was_down_lapses_after_they_restart() {
+    let store = database("uq_lease_orphan");
+    let one = short_lease_hub(&store);
+    let http = Http::new();
+    let ticket = posted(&http, &one, ASK);
+    let kept = posted(
+        &http,
+        &one,
+        &json!({"questions": [{"id": "q", "question": "?"}], "key": "kept"}).to_string(),
+    );
+    // Every hub goes down, and the asker with it; a hub starts again on the database.
+    one.abandon();
+    let two = short_lease_hub(&store);
+    http.wait_listed(&two, ticket);
+    http.wait_unlisted(&two, ticket);
+    assert_eq!(
+        status(&http, &two, ticket, 0),
+        json!({"status": "withdrawn"})
+    );
+    // An ask with a key waits.
+    assert_eq!(status(&http, &two, kept, 0), json!({"status": "pending"}));
 }
