@@ -244,8 +244,14 @@ impl Asks {
         self.events.close();
     }
 
-    /// `{"pending":[P…]}`.
-    pub(crate) fn pending_body(&self) -> String {
+    /// `{"pending":[P…]}`. On a shared store, what the store holds as pending now: an ask
+    /// another hub acknowledged a moment ago is listed (and followed here from then on), one
+    /// settled elsewhere is not, without waiting for the announcement.
+    pub(crate) async fn pending_body(&self) -> Result<String> {
+        if self.store.shared() {
+            let pending = self.store.pending_deadlines().await.map_err(store_error)?;
+            self.catch_up(&pending).await;
+        }
         let live = self.lock();
         let mut body = String::from(r#"{"pending":["#);
         for (i, (ticket, entry)) in live.iter().enumerate() {
@@ -255,7 +261,7 @@ impl Asks {
             body.push_str(&entry.p(*ticket));
         }
         body.push_str("]}");
-        body
+        Ok(body)
     }
 
     /// `POST /api/v1/asks`.
@@ -654,9 +660,13 @@ impl Asks {
     /// few seconds on a shared store, so an announcement lost to a cut connection
     /// or a hub killed between its commit and its announcement is caught up with.
     pub(crate) async fn resync(&self) {
-        let Ok(pending) = self.store.pending_deadlines().await else {
-            return;
-        };
+        if let Ok(pending) = self.store.pending_deadlines().await {
+            self.catch_up(&pending).await;
+        }
+    }
+
+    /// Brings the view in line with the store's pending asks (their tickets and expiries).
+    async fn catch_up(&self, pending: &[(u64, Option<i64>)]) {
         let in_store: std::collections::HashMap<u64, Option<i64>> =
             pending.iter().copied().collect();
         let (missing, gone, moved): (Vec<u64>, Vec<u64>, Vec<u64>) = {

@@ -47,8 +47,8 @@ impl Questions for Server {
         &self.asks.events
     }
 
-    fn pending_json(&self) -> String {
-        self.asks.pending_body()
+    async fn pending_json(&self) -> ApiResult<String> {
+        Ok(self.asks.pending_body().await?)
     }
 
     async fn answer(&self, ticket: u64, body: Bytes) -> ApiResult<()> {
