@@ -117,12 +117,41 @@ fn settled_body(status: Status, answer: Option<&str>, message: Option<&str>) -> 
     }
 }
 
-/// The body for a pending ask: `{"status":"pending"}`, with `expiresAt` when it has a
-/// deadline (a remote asker moves its own deadline along when a person extends it).
-fn pending_body(expires_at: Option<i64>) -> String {
-    match expires_at {
-        Some(ms) => format!(r#"{{"status":"pending","expiresAt":"{}"}}"#, rfc3339(ms)),
-        None => r#"{"status":"pending"}"#.to_owned(),
+/// What an asker's poll (`GET /api/v1/asks/{ticket}`) answers.
+pub(crate) struct Polled {
+    /// The status body of §20: `{"status":"pending"}` or the outcome.
+    pub body: String,
+    /// For a pending ask with a deadline, its `expiresAt` (RFC 3339), sent in the header
+    /// `UQ-Expires-At`: a remote asker moves its own deadline along when a person extends it,
+    /// and the body stays exactly as §20 writes it.
+    pub expires_at: Option<String>,
+}
+
+impl Polled {
+    fn pending(expires_at: Option<i64>) -> Polled {
+        Polled {
+            body: r#"{"status":"pending"}"#.to_owned(),
+            expires_at: expires_at.map(rfc3339),
+        }
+    }
+
+    fn settled(body: String) -> Polled {
+        Polled {
+            body,
+            expires_at: None,
+        }
+    }
+
+    /// The poll's answer for an ask as stored.
+    fn of(record: &AskRecord) -> Polled {
+        match record.status {
+            Status::Pending => Polled::pending(record.expires_at),
+            status => Polled::settled(settled_body(
+                status,
+                record.answer.as_deref(),
+                record.message.as_deref(),
+            )),
+        }
     }
 }
 
@@ -350,23 +379,17 @@ impl Asks {
         Ok(Posted { ticket, new: true })
     }
 
-    /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status body, after waiting up to `wait` for
-    /// a pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
+    /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status, after waiting up to `wait` for a
+    /// pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
     /// person extends the deadline, so that a remote asker's own deadline follows at once.
     /// While it waits, the poll keeps the ask's lease in the store; when it ends, the lease
     /// runs from then.
-    pub(crate) async fn status(self: &Arc<Self>, ticket: u64, wait: Duration) -> Result<String> {
+    pub(crate) async fn status(self: &Arc<Self>, ticket: u64, wait: Duration) -> Result<Polled> {
         if !self.lock().contains_key(&ticket) {
             match self.store.get(ticket).await.map_err(store_error)? {
                 // Asked on another hub of a shared store: this one follows it from now on.
                 Some(record) if record.status == Status::Pending => self.adopt(&record),
-                Some(record) => {
-                    return Ok(settled_body(
-                        record.status,
-                        record.answer.as_deref(),
-                        record.message.as_deref(),
-                    ));
-                }
+                Some(record) => return Ok(Polled::of(&record)),
                 None => {
                     return Err(UserQuestionError::new(
                         ErrorCode::NotPending,
@@ -388,14 +411,7 @@ impl Asks {
         };
         let Some((mut done, extended, expires_at, keyless)) = waiting else {
             return match self.store.get(ticket).await.map_err(store_error)? {
-                Some(record) if record.status == Status::Pending => {
-                    Ok(pending_body(record.expires_at))
-                }
-                Some(record) => Ok(settled_body(
-                    record.status,
-                    record.answer.as_deref(),
-                    record.message.as_deref(),
-                )),
+                Some(record) => Ok(Polled::of(&record)),
                 None => Err(UserQuestionError::new(
                     ErrorCode::NotPending,
                     format!("question {ticket} is not pending"),
@@ -441,7 +457,7 @@ impl Asks {
             if let Some(keeper) = &mut keeper {
                 keeper.armed = false;
             }
-            return Ok(body.to_string());
+            return Ok(Polled::settled(body.to_string()));
         }
         // On a shared store another hub may have settled it a moment ago: the store decides.
         if self.store.shared()
@@ -457,9 +473,9 @@ impl Asks {
                 record.message.as_deref(),
             );
             self.finish(ticket, record.status, body.as_str().into());
-            return Ok(body);
+            return Ok(Polled::settled(body));
         }
-        Ok(pending_body(expires_now.unwrap_or(expires_at)))
+        Ok(Polled::pending(expires_now.unwrap_or(expires_at)))
     }
 
     /// When a poll should next renew the lease of `ticket`: once half of what this hub knows

@@ -157,6 +157,23 @@ impl Fixture {
         self.send(Method::GET, path, None)
     }
 
+    /// A `GET` as sent on the wire: the status, the `UQ-Expires-At` header, the body's text.
+    fn get_text(&self, path: &str) -> (StatusCode, Option<String>, String) {
+        let request = self.client.get(self.url(path)).bearer_auth(TOKEN);
+        self.rt.block_on(async move {
+            let response = request.send().await.unwrap();
+            let expires_at = response
+                .headers()
+                .get("UQ-Expires-At")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (
+                response.status(),
+                expires_at,
+                response.text().await.unwrap(),
+            )
+        })
+    }
+
     fn post(&self, path: &str, body: impl Into<String>) -> (StatusCode, Value) {
         self.send(Method::POST, path, Some(body.into()))
     }
@@ -475,9 +492,18 @@ fn hub_deadlines_time_out_and_extend_moves_them() {
     let (_, value) = f.get(&format!("/api/v1/asks/{short}?waitMs=20000"));
     assert_eq!(value, json!({"status": "timed_out"}));
     std::thread::sleep(Duration::from_millis(600));
-    let (_, value) = f.get(&format!("/api/v1/asks/{extended}"));
-    assert_eq!(value, json!({"status": "pending", "expiresAt": at}));
+    // The pending status is exactly §20's body; the deadline travels in a header.
+    let (status, header, text) = f.get_text(&format!("/api/v1/asks/{extended}"));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(text, r#"{"status":"pending"}"#);
+    assert_eq!(header.as_deref(), Some(at.as_str()));
     assert_eq!(f.pending()[0]["expiresAt"], json!(at));
+    // No deadline, no header; a settled ask has none either.
+    let plain = f.post_ask(ask_body("plain"));
+    let (_, header, text) = f.get_text(&format!("/api/v1/asks/{plain}"));
+    assert_eq!((header, text.as_str()), (None, r#"{"status":"pending"}"#));
+    let (_, header, text) = f.get_text(&format!("/api/v1/asks/{short}"));
+    assert_eq!((header, text.as_str()), (None, r#"{"status":"timed_out"}"#));
     // Bad amounts, and questions without deadlines.
     let (status, value) = f.post(
         &format!("/api/v1/questions/{extended}/extend"),
@@ -491,7 +517,6 @@ fn hub_deadlines_time_out_and_extend_moves_them() {
             "ms must be an integer from 1 to 2147483647"
         )
     );
-    let plain = f.post_ask(ask_body("plain"));
     let (status, value) = f.post(&format!("/api/v1/questions/{plain}/extend"), r#"{"ms":5}"#);
     assert_eq!((status, value), (StatusCode::OK, json!({})));
 }

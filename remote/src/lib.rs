@@ -322,6 +322,17 @@ async fn run(
     }
 }
 
+/// The header in which a hub sends a pending ask's `expiresAt` (docs/hub.md).
+const EXPIRES_AT: &str = "uq-expires-at";
+
+/// The hub's reply to one request.
+struct Reply {
+    status: StatusCode,
+    body: Value,
+    /// The `UQ-Expires-At` header, when there is one.
+    expires_at: Option<String>,
+}
+
 /// What a try at the hub came to.
 enum Try<T> {
     Done(T),
@@ -374,7 +385,7 @@ impl Conn {
         }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Try<(StatusCode, Value)> {
+    async fn send(&self, request: reqwest::RequestBuilder) -> Try<Reply> {
         let response = match request.bearer_auth(&self.token).send().await {
             Ok(response) => response,
             Err(e) => return Try::Down(describe(&e)),
@@ -383,11 +394,17 @@ impl Conn {
         if status.is_server_error() {
             return Try::Down(format!("it answered {}", status.as_u16()));
         }
+        let expires_at = response
+            .headers()
+            .get(EXPIRES_AT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         match response.bytes().await {
-            Ok(bytes) => Try::Done((
+            Ok(bytes) => Try::Done(Reply {
                 status,
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            )),
+                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                expires_at,
+            }),
             Err(e) => Try::Down(describe(&e)),
         }
     }
@@ -402,7 +419,7 @@ impl Conn {
                 .timeout(REQUEST_SLACK)
                 .body(body.to_owned());
             let (status, value) = match self.send(request).await {
-                Try::Done(reply) => reply,
+                Try::Done(reply) => (reply.status, reply.body),
                 Try::Down(why) => return Ok(Try::Down(why)),
             };
             match status {
@@ -435,28 +452,30 @@ impl Conn {
     ) -> Result<AskUserQuestionAnswer> {
         let path = format!("/api/v1/asks/{ticket}?waitMs={POLL_WAIT_MS}");
         loop {
-            let value = self
+            let reply = self
                 .with_retries(|| async {
                     let request = self
                         .client
                         .get(self.url(&path))
                         .timeout(Duration::from_millis(POLL_WAIT_MS) + REQUEST_SLACK);
                     match self.send(request).await {
-                        Try::Done((StatusCode::OK, value)) => Ok(Try::Done(value)),
-                        Try::Done((StatusCode::NOT_FOUND, _)) => {
+                        Try::Done(reply) if reply.status == StatusCode::OK => Ok(Try::Done(reply)),
+                        Try::Done(reply) if reply.status == StatusCode::NOT_FOUND => {
                             Err(UserQuestionError::provider_failed(format!(
                                 "the user-questions hub at {} no longer knows question {ticket}",
                                 self.base
                             )))
                         }
-                        Try::Done((status, value)) => Err(self.refused(status, &value)),
+                        Try::Done(reply) => Err(self.refused(reply.status, &reply.body)),
                         Try::Down(why) => Ok(Try::Down(why)),
                     }
                 })
                 .await?;
+            let value = reply.body;
             match value["status"].as_str() {
                 Some("pending") => {
-                    if let (Some(deadline), Some(at)) = (deadline, value["expiresAt"].as_str()) {
+                    // The hub's deadline, moved by a person's "more time".
+                    if let (Some(deadline), Some(at)) = (deadline, reply.expires_at.as_deref()) {
                         follow_extension(deadline, at);
                     }
                 }
