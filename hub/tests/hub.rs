@@ -1057,3 +1057,95 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
     assert!(!resumed.contains(&format!("\"ticket\":{t1},")), "{resumed}");
     assert_eq!(resumed.matches("event: requested").count(), 1, "{resumed}");
 }
+
+/// A proxy in front of a hub that forwards every request, but holds the hub's reply to the
+/// first `POST /api/v1/asks` (the ask is stored by then) until `release` is set: an asker's
+/// `POST` caught on its way back.
+struct HeldPost {
+    base: String,
+    stored: mpsc::Receiver<u64>,
+    release: tokio::sync::watch::Sender<bool>,
+}
+
+fn held_post(f: &Fixture) -> HeldPost {
+    use axum::body::{Body, to_bytes};
+    use axum::extract::Request;
+    use axum::response::Response;
+    let (stored_tx, stored) = mpsc::channel();
+    let stored_tx = std::sync::Arc::new(std::sync::Mutex::new(Some(stored_tx)));
+    let (release, released) = tokio::sync::watch::channel(false);
+    let hub = f.base.clone();
+    let client = f.client.clone();
+    let forward = move |request: Request| {
+        let (hub, client) = (hub.clone(), client.clone());
+        let first = request.method() == Method::POST && request.uri().path() == "/api/v1/asks";
+        let stored_tx = first.then(|| stored_tx.lock().unwrap().take()).flatten();
+        let mut released = released.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            let mut out = client.request(parts.method.clone(), format!("{hub}{path}"));
+            for name in [header::AUTHORIZATION, header::CONTENT_TYPE] {
+                if let Some(value) = parts.headers.get(&name) {
+                    out = out.header(name, value);
+                }
+            }
+            let reply = out
+                .body(to_bytes(body, usize::MAX).await.unwrap())
+                .send()
+                .await
+                .unwrap();
+            let status = reply.status();
+            let text = reply.text().await.unwrap();
+            if let Some(stored_tx) = stored_tx {
+                let ticket = serde_json::from_str::<Value>(&text).unwrap()["ticket"]
+                    .as_u64()
+                    .unwrap();
+                let _ = stored_tx.send(ticket);
+                let _ = released.wait_for(|r| *r).await;
+            }
+            Response::builder()
+                .status(status)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(text))
+                .unwrap()
+        }
+    };
+    let app = axum::Router::new().fallback(forward);
+    let listener =
+        f.rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    f.rt.spawn(async move { axum::serve(listener, app).await });
+    HeldPost {
+        base,
+        stored,
+        release,
+    }
+}
+
+#[test]
+fn a_keyless_ask_withdrawn_while_its_post_is_on_the_way_is_withdrawn_at_the_hub() {
+    let f = fixture();
+    let proxy = held_post(&f);
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&proxy.base, TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let controller = AbortController::new();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("late", &["A"])])
+            .with_signal(controller.signal()),
+    );
+    // The hub has stored the ask; its reply has not reached the asker when it withdraws.
+    let ticket = proxy
+        .stored
+        .recv_timeout(PATIENCE)
+        .expect("the ask is stored");
+    controller.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    proxy.release.send_replace(true);
+    // The POST finishes and its ticket is withdrawn: no waiting for the lease (60 s).
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+}
