@@ -168,7 +168,6 @@ pub(crate) enum Settle {
     Answer(Vec<u8>),
     Cancel,
     Withdraw,
-    TimeOut,
 }
 
 /// The result of `POST /api/v1/asks`.
@@ -255,10 +254,7 @@ impl Asks {
 
     fn not_live(&self, ticket: u64) -> UserQuestionError {
         if ticket >= 1 && ticket <= self.last_ticket.load(Ordering::SeqCst) {
-            UserQuestionError::new(
-                ErrorCode::AlreadyResolved,
-                format!("question {ticket} is already resolved"),
-            )
+            already_resolved(ticket)
         } else {
             UserQuestionError::new(
                 ErrorCode::NotPending,
@@ -517,13 +513,21 @@ impl Asks {
     }
 
     /// Settles a live ask: the store first (first writer wins), then the view, the event
-    /// stream and the asker's long poll, in that order.
+    /// stream and the asker's long poll, in that order. A deadline never produces an answer
+    /// (§16): once it is due, the ask times out instead and the settlement is refused like
+    /// any on a settled ask (409), also before this hub's sweep got to it.
     pub(crate) async fn settle(&self, ticket: u64, how: Settle) -> Result<()> {
         self.find(ticket).await?;
-        let questions = match self.lock().get(&ticket) {
-            Some(entry) => entry.questions.clone(),
+        let (questions, due) = match self.lock().get(&ticket) {
+            Some(entry) => (
+                entry.questions.clone(),
+                entry.expires_at.is_some_and(|at| at <= now_ms()),
+            ),
             None => return Err(self.not_live(ticket)),
         };
+        if due && self.time_out(ticket).await? {
+            return Err(already_resolved(ticket));
+        }
         let settlement = match how {
             Settle::Answer(body) => {
                 let answer = parse_answer(&body, &questions)?;
@@ -536,7 +540,6 @@ impl Asks {
             }
             Settle::Cancel => plain(Status::Cancelled),
             Settle::Withdraw => plain(Status::Withdrawn),
-            Settle::TimeOut => plain(Status::TimedOut),
         };
         let body: Arc<str> = settled_body(
             settlement.status,
@@ -551,16 +554,45 @@ impl Asks {
             .await
             .map_err(store_error)?
         {
-            Settled::Done => {}
-            Settled::AlreadySettled | Settled::Unknown => {
-                return Err(UserQuestionError::new(
-                    ErrorCode::AlreadyResolved,
-                    format!("question {ticket} is already resolved"),
-                ));
+            Settled::Done => {
+                self.finish(ticket, status, body);
+                Ok(())
+            }
+            // Its deadline passed a moment ago (the store tells by the settlement's time).
+            Settled::TimedOut => {
+                self.finish_timed_out(ticket);
+                Err(already_resolved(ticket))
+            }
+            Settled::NotDue | Settled::AlreadySettled | Settled::Unknown => {
+                Err(already_resolved(ticket))
             }
         }
-        self.finish(ticket, status, body);
-        Ok(())
+    }
+
+    /// Times out an ask whose deadline is due; whether it did. One whose deadline another hub
+    /// has moved meanwhile stays pending, and the view takes the new deadline.
+    async fn time_out(&self, ticket: u64) -> Result<bool> {
+        let settled = self
+            .store
+            .settle(ticket, plain(Status::TimedOut))
+            .await
+            .map_err(store_error)?;
+        match settled {
+            Settled::Done | Settled::TimedOut => {
+                self.finish_timed_out(ticket);
+                Ok(true)
+            }
+            Settled::NotDue => {
+                self.apply(Change::Extended(ticket)).await;
+                Ok(false)
+            }
+            Settled::AlreadySettled | Settled::Unknown => Err(already_resolved(ticket)),
+        }
+    }
+
+    fn finish_timed_out(&self, ticket: u64) {
+        let body = settled_body(Status::TimedOut, None, None);
+        self.finish(ticket, Status::TimedOut, body.into());
     }
 
     /// A settled ask leaves the view: UIs hear `resolved` before the asker's poll can return
@@ -603,10 +635,7 @@ impl Asks {
                 self.adopt(&record);
                 Ok(())
             }
-            Some(_) => Err(UserQuestionError::new(
-                ErrorCode::AlreadyResolved,
-                format!("question {ticket} is already resolved"),
-            )),
+            Some(_) => Err(already_resolved(ticket)),
             None => {
                 if let Ok(last) = self.store.last_ticket().await {
                     self.last_ticket.fetch_max(last, Ordering::SeqCst);
@@ -728,13 +757,15 @@ impl Asks {
             Some(_) => {}
             None => return Err(self.not_live(ticket)),
         }
-        let at_least = now_ms() + ms;
+        let now = now_ms();
         let Some(expires_at) = self
             .store
-            .extend(ticket, at_least)
+            .extend(ticket, now + ms, now)
             .await
             .map_err(store_error)?
         else {
+            // Settled, or due: more time after the deadline does not revive it (§16).
+            self.time_out(ticket).await?;
             return Err(self.not_live(ticket));
         };
         let text = rfc3339(expires_at);
@@ -759,7 +790,7 @@ impl Asks {
             .map(|(t, _)| *t)
             .collect();
         for ticket in expired {
-            let _ = self.settle(ticket, Settle::TimeOut).await;
+            let _ = self.time_out(ticket).await;
         }
         if !tidy {
             return;
@@ -805,6 +836,13 @@ impl Drop for LeaseKeeper {
 /// A duration in whole milliseconds.
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn already_resolved(ticket: u64) -> UserQuestionError {
+    UserQuestionError::new(
+        ErrorCode::AlreadyResolved,
+        format!("question {ticket} is already resolved"),
+    )
 }
 
 fn plain(status: Status) -> Settlement {

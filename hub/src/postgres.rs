@@ -89,7 +89,7 @@ struct Connection {
     by_key: Statement,
     pending: Statement,
     settle: Statement,
-    exists: Statement,
+    status: Statement,
     extend: Statement,
     purge: Statement,
     renew: Statement,
@@ -122,17 +122,23 @@ impl Connection {
                 .await?,
             settle: client
                 .prepare(
-                    "UPDATE asks SET status = $2, answer = $3, message = $4, settled_at = $5
-                     WHERE ticket = $1 AND status = 'pending' RETURNING ticket",
+                    "UPDATE asks SET
+                         status = CASE WHEN expires_at <= $5 THEN 'timed_out' ELSE $2 END,
+                         answer = CASE WHEN expires_at <= $5 THEN NULL ELSE $3 END,
+                         message = CASE WHEN expires_at <= $5 THEN NULL ELSE $4 END,
+                         settled_at = $5
+                     WHERE ticket = $1 AND status = 'pending'
+                       AND ($2 <> 'timed_out' OR expires_at <= $5)
+                     RETURNING status",
                 )
                 .await?,
-            exists: client
-                .prepare("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)")
+            status: client
+                .prepare("SELECT status FROM asks WHERE ticket = $1")
                 .await?,
             extend: client
                 .prepare(
                     "UPDATE asks SET expires_at = GREATEST(expires_at, $2)
-                     WHERE ticket = $1 AND status = 'pending' AND expires_at IS NOT NULL
+                     WHERE ticket = $1 AND status = 'pending' AND expires_at > $3
                      RETURNING expires_at",
                 )
                 .await?,
@@ -551,6 +557,7 @@ impl Store for PostgresStore {
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         Box::pin(async move {
             let ticket = ticket as i64;
+            let requested = settlement.status;
             let c = self.client().await?;
             let row = c
                 .client
@@ -558,7 +565,7 @@ impl Store for PostgresStore {
                     &c.settle,
                     &[
                         &ticket,
-                        &settlement.status.as_str(),
+                        &requested.as_str(),
                         &settlement.answer,
                         &settlement.message,
                         &settlement.at,
@@ -566,30 +573,25 @@ impl Store for PostgresStore {
                 )
                 .await
                 .map_err(pg_error)?;
-            if row.is_some() {
+            if let Some(row) = row {
                 self.announce(&format!("s:{ticket}")).await;
-                return Ok(Settled::Done);
+                return Ok(Settled::of(requested, Some(row.get(0)), None));
             }
-            let exists: bool = c
+            let row = c
                 .client
-                .query_one(&c.exists, &[&ticket])
+                .query_opt(&c.status, &[&ticket])
                 .await
-                .map_err(pg_error)?
-                .get(0);
-            Ok(if exists {
-                Settled::AlreadySettled
-            } else {
-                Settled::Unknown
-            })
+                .map_err(pg_error)?;
+            Ok(Settled::of(requested, None, row.as_ref().map(|r| r.get(0))))
         })
     }
 
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
         Box::pin(async move {
             let c = self.client().await?;
             let row = c
                 .client
-                .query_opt(&c.extend, &[&(ticket as i64), &at_least])
+                .query_opt(&c.extend, &[&(ticket as i64), &at_least, &now])
                 .await
                 .map_err(pg_error)?;
             let Some(row) = row else { return Ok(None) };

@@ -350,40 +350,48 @@ impl Store for SqliteStore {
 
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         self.run(move |conn| {
-            let changed = conn
+            let requested = settlement.status;
+            let stored: Option<String> = conn
                 .prepare_cached(
-                    "UPDATE asks SET status = ?2, answer = ?3, message = ?4, settled_at = ?5
-                     WHERE ticket = ?1 AND status = 'pending'",
+                    "UPDATE asks SET
+                         status = CASE WHEN expires_at <= ?5 THEN 'timed_out' ELSE ?2 END,
+                         answer = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?3 END,
+                         message = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?4 END,
+                         settled_at = ?5
+                     WHERE ticket = ?1 AND status = 'pending'
+                       AND (?2 <> 'timed_out' OR expires_at <= ?5)
+                     RETURNING status",
                 )?
-                .execute(params![
-                    ticket as i64,
-                    settlement.status.as_str(),
-                    settlement.answer,
-                    settlement.message,
-                    settlement.at
-                ])?;
-            if changed == 1 {
-                return Ok(Settled::Done);
-            }
-            let exists: bool = conn
-                .prepare_cached("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = ?1)")?
-                .query_row([ticket as i64], |r| r.get(0))?;
-            Ok(if exists {
-                Settled::AlreadySettled
-            } else {
-                Settled::Unknown
-            })
+                .query_row(
+                    params![
+                        ticket as i64,
+                        requested.as_str(),
+                        settlement.answer,
+                        settlement.message,
+                        settlement.at
+                    ],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let now: Option<String> = match stored {
+                Some(_) => None,
+                None => conn
+                    .prepare_cached("SELECT status FROM asks WHERE ticket = ?1")?
+                    .query_row([ticket as i64], |r| r.get(0))
+                    .optional()?,
+            };
+            Ok(Settled::of(requested, stored.as_deref(), now.as_deref()))
         })
     }
 
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
         self.run(move |conn| {
             conn.prepare_cached(
                 "UPDATE asks SET expires_at = MAX(expires_at, ?2)
-                 WHERE ticket = ?1 AND status = 'pending' AND expires_at IS NOT NULL
+                 WHERE ticket = ?1 AND status = 'pending' AND expires_at > ?3
                  RETURNING expires_at",
             )?
-            .query_row(params![ticket as i64, at_least], |r| r.get(0))
+            .query_row(params![ticket as i64, at_least, now], |r| r.get(0))
             .optional()
         })
     }

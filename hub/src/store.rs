@@ -189,10 +189,31 @@ pub struct Settlement {
 pub enum Settled {
     /// It was pending and is now settled: this writer won.
     Done,
+    /// Its deadline had passed (at the settlement's time) before anything settled it: it timed
+    /// out instead (`timed_out`, committed by this call), so a deadline never produces an
+    /// answer, even one given before the hub swept its deadlines.
+    TimedOut,
+    /// A time-out asked for before the ask's deadline (moved by an extension, on another hub
+    /// perhaps): still pending.
+    NotDue,
     /// It had already settled (another writer won).
     AlreadySettled,
     /// No such ask (never issued, or deleted by retention).
     Unknown,
+}
+
+impl Settled {
+    /// What a conditional settlement came to: the status it stored (`None` when it changed
+    /// nothing), else the status the ask has now (`None`: no such ask).
+    pub fn of(requested: Status, stored: Option<&str>, now: Option<&str>) -> Settled {
+        match (stored, now) {
+            (Some(stored), _) if stored == requested.as_str() => Settled::Done,
+            (Some(_), _) => Settled::TimedOut,
+            (None, None) => Settled::Unknown,
+            (None, Some("pending")) => Settled::NotDue,
+            (None, Some(_)) => Settled::AlreadySettled,
+        }
+    }
 }
 
 /// A change made by any hub on a shared store.
@@ -226,11 +247,13 @@ pub trait Store: Send + Sync + 'static {
             Ok(pending.iter().map(|a| (a.ticket, a.expires_at)).collect())
         })
     }
-    /// Settles the ask if it is still pending (first writer wins).
+    /// Settles the ask if it is still pending (first writer wins). One whose deadline is due
+    /// by `settlement.at` times out instead ([`Settled::TimedOut`]); a time-out before the
+    /// deadline is [`Settled::NotDue`].
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled>;
-    /// Moves a pending ask's expiry to `max(expires_at, at_least)`; the new expiry, or `None`
-    /// when the ask is not pending or has no deadline.
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>>;
+    /// Moves a pending ask's expiry to `max(expires_at, at_least)` unless it has passed by
+    /// `now`; the new expiry, or `None` when the ask is not pending, has no deadline or is due.
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>>;
     /// Deletes the asks settled before `before`; how many.
     fn purge(&self, before: i64) -> StoreFuture<'_, u64>;
     /// Keeps a pending ask without a key from lapsing for `lease_ms` more: its `lease_until`

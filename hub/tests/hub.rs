@@ -1149,3 +1149,57 @@ fn a_keyless_ask_withdrawn_while_its_post_is_on_the_way_is_withdrawn_at_the_hub(
     let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=20000"));
     assert_eq!(value, json!({"status": "withdrawn"}));
 }
+
+/// Moves an ask's deadline into the past in the store, through a connection of its own: the
+/// hub's view still has the old one, as in the moment between a deadline and the hub's sweep.
+fn deadline_passed(f: &Fixture, ticket: u64) {
+    let path = f.store.strip_prefix("sqlite:").unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE asks SET expires_at = 1 WHERE ticket = ?1",
+            [ticket as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+}
+
+#[test]
+fn a_deadline_never_produces_an_answer_even_before_the_hub_sweeps_it() {
+    let f = fixture();
+    let mut body = ask_body("late");
+    body["timeoutMs"] = json!(600_000);
+    let late = |path: &str, payload: String| {
+        let ticket = f.post_ask(body.clone());
+        deadline_passed(&f, ticket);
+        let (status, value) = f.post(&path.replace("{t}", &ticket.to_string()), payload);
+        (ticket, status, value)
+    };
+    for (path, payload) in [
+        ("/api/v1/questions/{t}/answer", answer_body("late", "A")),
+        ("/api/v1/questions/{t}/cancel", String::new()),
+        ("/api/v1/questions/{t}/extend", r#"{"ms":60000}"#.to_owned()),
+    ] {
+        let (ticket, status, value) = late(path, payload);
+        assert_eq!(status, StatusCode::CONFLICT, "{path}: {value}");
+        assert_eq!(
+            error_of(&value),
+            (
+                "ALREADY_RESOLVED",
+                format!("question {ticket} is already resolved").as_str()
+            ),
+            "{path}"
+        );
+        let (_, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+        assert_eq!(value, json!({"status": "timed_out"}), "{path}");
+    }
+    // The asker's own withdrawal comes too late as well.
+    let ticket = f.post_ask(body.clone());
+    deadline_passed(&f, ticket);
+    let (status, _) = f.delete(&format!("/api/v1/asks/{ticket}"));
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+    assert_eq!(value, json!({"status": "timed_out"}));
+    assert!(f.pending().is_empty());
+}

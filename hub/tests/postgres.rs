@@ -477,15 +477,22 @@ fn hubs_whose_database_connections_are_cut_reconnect_and_keep_every_question() {
     let rx = ask(&ctx, AskUserQuestionRequest::new(vec![question("q")]));
     let next = first_listed(&http, &two);
     assert_ne!(next, ticket);
-    let (status, body) = http.send(
-        reqwest::Method::POST,
-        &two,
-        &format!("/api/v1/questions/{next}/answer"),
-        Some(r#"{"answers":[{"id":"q","selected":["A"]}]}"#.into()),
-    );
+    let (status, body) = answer_on(&http, &two, next, "A");
     assert_eq!(status, StatusCode::OK, "{body}");
     let answer = rx.recv_timeout(PATIENCE).unwrap().unwrap();
     assert_eq!(answer.answers[0].selected, vec!["A".to_owned()]);
+}
+
+/// A person's answer on `hub`: question `q`, option `label`.
+fn answer_on(http: &Http, hub: &Hub, ticket: u64, label: &str) -> (StatusCode, Value) {
+    http.send(
+        reqwest::Method::POST,
+        hub,
+        &format!("/api/v1/questions/{ticket}/answer"),
+        Some(format!(
+            r#"{{"answers":[{{"id":"q","selected":["{label}"]}}]}}"#
+        )),
+    )
 }
 
 /// Posts a new ask to `hub`: its ticket.
@@ -637,4 +644,25 @@ fn an_ask_posted_to_one_hub_is_streamed_by_another() {
     });
     let event = text.split("\n\n").find(|e| e.contains(&needle)).unwrap();
     assert!(event.contains("event: requested"), "{event}");
+}
+
+#[test]
+fn a_deadline_never_produces_an_answer_on_any_hub() {
+    let store = database("uq_late");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let body = json!({"questions": [{"id": "q", "question": "?", "options": [{"label": "A"}]}], "timeoutMs": 600000});
+    let ticket = posted(&http, &one, &body.to_string());
+    http.assert_listed(&two, ticket);
+    // Its deadline passes; neither hub has swept it yet (their views hold the old one).
+    sql(
+        &store,
+        &format!("UPDATE asks SET expires_at = 1 WHERE ticket = {ticket}"),
+    );
+    let (code, value) = answer_on(&http, &two, ticket, "A");
+    assert_eq!(code, StatusCode::CONFLICT, "{value}");
+    assert_eq!(value["error"]["code"], "ALREADY_RESOLVED");
+    for h in [&one, &two] {
+        assert_eq!(status(&http, h, ticket, 0), json!({"status": "timed_out"}));
+    }
 }

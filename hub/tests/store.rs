@@ -86,8 +86,13 @@ fn tickets_increase_and_are_never_reused_after_a_purge() {
             .expires_at,
         Some(1_500)
     );
+    // Cancelled before its deadline (at 1,200).
+    let cancel = Settlement {
+        at: 1_200,
+        ..settlement(Status::Cancelled, None)
+    };
     assert_eq!(
-        futures::executor::block_on(store.settle(b, settlement(Status::Cancelled, None))).unwrap(),
+        futures::executor::block_on(store.settle(b, cancel)).unwrap(),
         Settled::Done
     );
     assert_eq!(futures::executor::block_on(store.purge(3_000)).unwrap(), 1);
@@ -124,27 +129,71 @@ fn a_key_returns_the_ask_it_names() {
 }
 
 #[test]
-fn extend_moves_only_a_pending_deadline_forward() {
+fn extend_moves_only_a_pending_deadline_forward_and_never_revives_a_due_one() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("s.db")).unwrap();
-    let a = ticket(futures::executor::block_on(store.create(new_ask(None, Some(1_000)))).unwrap());
+    // Asked at 1,000 with 1,000 ms: due at 2,000.
+    let a = ticket(block_on(store.create(new_ask(None, Some(1_000)))).unwrap());
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 1_500)).unwrap(),
+        block_on(store.extend(a, 1_500, 1_200)).unwrap(),
         Some(2_000)
     );
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 9_000)).unwrap(),
+        block_on(store.extend(a, 9_000, 1_200)).unwrap(),
         Some(9_000)
     );
-    let b = ticket(futures::executor::block_on(store.create(new_ask(None, None))).unwrap());
+    let b = ticket(block_on(store.create(new_ask(None, None))).unwrap());
+    assert_eq!(block_on(store.extend(b, 9_000, 1_200)).unwrap(), None);
+    // Due at 1,500: more time at 2,000 comes too late.
+    let c = ticket(block_on(store.create(new_ask(None, Some(500)))).unwrap());
+    assert_eq!(block_on(store.extend(c, 9_000, 2_000)).unwrap(), None);
     assert_eq!(
-        futures::executor::block_on(store.extend(b, 9_000)).unwrap(),
-        None
+        block_on(store.get(c)).unwrap().unwrap().status,
+        Status::Pending
     );
-    futures::executor::block_on(store.settle(a, settlement(Status::TimedOut, None))).unwrap();
+    // A time-out before the (moved) deadline changes nothing; at it, it settles.
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 99_000)).unwrap(),
-        None
+        block_on(store.settle(a, settlement(Status::TimedOut, None))).unwrap(),
+        Settled::NotDue
+    );
+    let at_deadline = Settlement {
+        at: 9_000,
+        ..settlement(Status::TimedOut, None)
+    };
+    assert_eq!(
+        block_on(store.settle(a, at_deadline)).unwrap(),
+        Settled::Done
+    );
+    assert_eq!(block_on(store.extend(a, 99_000, 9_500)).unwrap(), None);
+}
+
+#[test]
+fn a_settlement_after_the_deadline_times_the_ask_out_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    // Due at 1,500; the settlements come at 2,000.
+    let answer = r#"{"answers":[{"id":"a","selected":["x"]}]}"#;
+    for status in [Status::Answered, Status::Cancelled, Status::Withdrawn] {
+        let t = ticket(block_on(store.create(new_ask(None, Some(500)))).unwrap());
+        let late = settlement(status, (status == Status::Answered).then_some(answer));
+        assert_eq!(block_on(store.settle(t, late)).unwrap(), Settled::TimedOut);
+        let record = block_on(store.get(t)).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.answer, record.settled_at),
+            (Status::TimedOut, None, Some(2_000))
+        );
+        // Settled once: the next writer finds it so.
+        let again = settlement(status, (status == Status::Answered).then_some(answer));
+        assert_eq!(
+            block_on(store.settle(t, again)).unwrap(),
+            Settled::AlreadySettled
+        );
+    }
+    // Before its deadline, an answer is an answer.
+    let t = ticket(block_on(store.create(new_ask(None, Some(5_000)))).unwrap());
+    assert_eq!(
+        block_on(store.settle(t, settlement(Status::Answered, Some(answer)))).unwrap(),
+        Settled::Done
     );
 }
 
