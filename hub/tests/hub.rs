@@ -430,10 +430,11 @@ fn a_keyless_ask_whose_asker_stopped_polling_is_withdrawn_after_the_lease_a_keye
 
 #[test]
 fn a_polling_asker_keeps_its_keyless_ask() {
-    let f = fixture_with(|c| c.lease = Duration::from_secs(1));
+    let f = fixture_with(|c| c.lease = Duration::from_secs(2));
     let ticket = f.post_ask(ask_body("kept"));
-    // A long poll longer than the lease counts as polling the whole time.
-    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=2500"));
+    // A long poll longer than the lease counts as polling the whole time (the hub renews the
+    // lease in the store while the poll is open).
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=5000"));
     assert_eq!(value, json!({"status": "pending"}));
     assert_eq!(f.pending().len(), 1);
 }
