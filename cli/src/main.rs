@@ -564,7 +564,8 @@ struct ServeArgs {
     /// Where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
-    /// The store: sqlite:PATH (default sqlite:user-questions.db)
+    /// The store: sqlite:PATH (default sqlite:user-questions.db), or
+    /// postgres://USER@HOST:PORT/DB for several hubs on one PostgreSQL database
     #[arg(long, value_name = "URL")]
     store: Option<String>,
     /// The token (default: 32 random bytes, base64url)

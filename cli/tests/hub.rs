@@ -231,6 +231,20 @@ fn a_failing_on_question_command_is_logged_and_the_hub_keeps_serving() {
 }
 
 #[test]
+fn uq_serve_help_names_both_kinds_of_store() {
+    let output = Command::new(UQ).args(["serve", "--help"]).output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    let store = help
+        .split("--store <URL>")
+        .nth(1)
+        .and_then(|rest| rest.split("--token").next())
+        .unwrap_or_else(|| panic!("no --store in {help}"));
+    assert!(store.contains("sqlite:PATH"), "{store}");
+    assert!(store.contains("postgres://"), "{store}");
+}
+
+#[test]
 fn uq_serve_refuses_a_bad_store_url_and_bad_durations() {
     let output = Command::new(UQ)
         .args(["serve", "--store", "mysql://x"])

@@ -4,11 +4,18 @@
 //!    `RemoteProvider`) through one hub on SQLite — and on PostgreSQL when
 //!    `UQ_BENCH_POSTGRES` names a database URL — answered by a bot that follows the event
 //!    stream and answers every new question over HTTP; p50/p99 of one ask;
-//! 2. a hub restarted on a store holding 100,000 pending questions: time until it serves;
-//! 3. the memory one pending question costs a hub (resident set, after the restart).
+//! 2. polls per second of pending asks without a key (`GET /api/v1/asks/{ticket}?waitMs=0`,
+//!    8 pollers at once, each polling its own ask), on the same stores: what keeping each
+//!    asker's lease costs a poll; p50/p99 of one poll;
+//!
+//!    on PostgreSQL, both figures also give the write-ahead log written per ask or poll (what
+//!    the store wrote for it);
+//! 3. a hub restarted on a store holding 100,000 pending questions: time until it serves;
+//! 4. the memory one pending question costs a hub (resident set, after the restart).
 //!
 //! `cargo run -p user-questions-hub --example bench --release` (or `scripts/test-hub --bench`).
-//! `UQ_BENCH_ASKS` (default 4000) and `UQ_BENCH_PENDING` (default 100000) scale it.
+//! `UQ_BENCH_ASKS` (default 4000), `UQ_BENCH_POLLS` (default 8000) and `UQ_BENCH_PENDING`
+//! (default 100000) scale it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -90,7 +97,8 @@ fn question() -> AskUserQuestionItem {
     q
 }
 
-fn end_to_end(total: usize, store: &str) {
+/// A hub on `store`, its address, and a runtime for the bench's own clients.
+fn started(store: &str) -> (Hub, String, tokio::runtime::Runtime) {
     let hub = Hub::start(HubConfig {
         store: store.to_owned(),
         token: Some(TOKEN.into()),
@@ -98,15 +106,21 @@ fn end_to_end(total: usize, store: &str) {
     })
     .unwrap();
     let base = format!("http://{}", hub.local_addr());
-    let person_rt = tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
+    (hub, base, rt)
+}
+
+fn end_to_end(total: usize, store: &str) {
+    let (hub, base, person_rt) = started(store);
     person_rt.spawn(person(base.clone()));
     std::thread::sleep(Duration::from_millis(200));
 
     let per_host = total / HOSTS;
+    let wal = wal_position(store);
     let started = Instant::now();
     let hosts: Vec<_> = (0..HOSTS)
         .map(|_| {
@@ -129,23 +143,135 @@ fn end_to_end(total: usize, store: &str) {
             })
         })
         .collect();
-    let mut latencies: Vec<Duration> = hosts.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let latencies: Vec<Duration> = hosts.into_iter().flat_map(|h| h.join().unwrap()).collect();
     let elapsed = started.elapsed();
-    latencies.sort();
-    let n = latencies.len();
+    let wal = wal_since(store, wal);
+    report(
+        "end to end",
+        store,
+        ("ask", "hosts"),
+        (elapsed, wal),
+        latencies,
+    );
+    drop(person_rt);
+    hub.shutdown();
+}
+
+/// Prints one figure: `n` of `what` (`(one, from)`: "ask", "hosts") in `elapsed`, the rate, and
+/// the median and 99th percentile of one.
+/// Where PostgreSQL's write-ahead log stands, in bytes: what the store has written is the
+/// difference between two of these. `None` for SQLite.
+fn wal_position(store: &str) -> Option<i64> {
+    if !store.starts_with("postgres") {
+        return None;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(store, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", &[])
+            .await
+            .unwrap();
+        Some(row.get(0))
+    })
+}
+
+/// The write-ahead log written since `before` (a [`wal_position`]), once the hub's changes in
+/// the background have landed.
+fn wal_since(store: &str, before: Option<i64>) -> Option<i64> {
+    std::thread::sleep(Duration::from_millis(300));
+    Some(wal_position(store)? - before?)
+}
+
+fn report(
+    figure: &str,
+    store: &str,
+    (one, from): (&str, &str),
+    (elapsed, wal): (Duration, Option<i64>),
+    mut latencies: Vec<Duration>,
+) {
     let scheme = store.split(':').next().unwrap_or(store);
     let label = match store.split_once('?') {
         Some((_, options)) => format!("{scheme}, {options}"),
         None => scheme.to_owned(),
     };
+    latencies.sort();
+    let n = latencies.len();
+    let wal = wal.map_or(String::new(), |bytes| {
+        format!("; WAL {:.0} bytes per {one}", bytes as f64 / n as f64)
+    });
     println!(
-        "end to end ({label}): {n} asks from {HOSTS} hosts in {:.2} s = {:.0} asks/s; one ask p50 {:.2} ms, p99 {:.2} ms",
+        "{figure} ({label}): {n} {one}s from {HOSTS} {from} in {:.2} s = {:.0} {one}s/s; one {one} p50 {:.2} ms, p99 {:.2} ms{wal}",
         elapsed.as_secs_f64(),
         n as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
     );
-    drop(person_rt);
+}
+
+/// Sends a request with the token; the response's body.
+async fn text_of(request: reqwest::RequestBuilder) -> String {
+    let response = request.bearer_auth(TOKEN).send().await.unwrap();
+    response.text().await.unwrap()
+}
+
+fn polls(total: usize, store: &str) {
+    let (hub, base, rt) = started(store);
+    let per_poller = total / HOSTS;
+    let client = reqwest::Client::new();
+    let tickets = rt.block_on(async {
+        let mut tickets = Vec::with_capacity(HOSTS);
+        for _ in 0..HOSTS {
+            let text = text_of(
+                client
+                    .post(format!("{base}/api/v1/asks"))
+                    .body(r#"{"questions":[{"id":"q","question":"Proceed?"}]}"#),
+            )
+            .await;
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            tickets.push(value["ticket"].as_u64().unwrap());
+        }
+        tickets
+    });
+    let wal = wal_position(store);
+    let (elapsed, latencies) = rt.block_on(async {
+        let started = Instant::now();
+        let pollers = tickets.into_iter().map(|ticket| {
+            let client = client.clone();
+            let url = format!("{base}/api/v1/asks/{ticket}?waitMs=0");
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(per_poller);
+                for _ in 0..per_poller {
+                    let t = Instant::now();
+                    let body = text_of(client.get(&url)).await;
+                    assert_eq!(body, r#"{"status":"pending"}"#);
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        });
+        let latencies: Vec<Duration> = futures::future::join_all(pollers)
+            .await
+            .into_iter()
+            .flat_map(Result::unwrap)
+            .collect();
+        (started.elapsed(), latencies)
+    });
+    let wal = wal_since(store, wal);
+    report(
+        "polls",
+        store,
+        ("poll", "pollers (pending asks without a key)"),
+        (elapsed, wal),
+        latencies,
+    );
+    drop(rt);
     hub.shutdown();
 }
 
@@ -167,6 +293,7 @@ fn restart(pending: usize) {
                     key: None,
                     asked_at: 1_800_000_000_000,
                     timeout_ms: None,
+                    lease_ms: None,
                 })
             });
             let results = futures::stream::iter(creates)
@@ -227,8 +354,18 @@ fn main() {
         |name: &str, options: &str| format!("sqlite:{}{options}", dir.path().join(name).display());
     end_to_end(asks, &sqlite("full.db", ""));
     end_to_end(asks, &sqlite("normal.db", "?synchronous=normal"));
-    if let Ok(url) = std::env::var("UQ_BENCH_POSTGRES") {
-        end_to_end(asks, &url);
+    let postgres = std::env::var("UQ_BENCH_POSTGRES").ok();
+    if let Some(url) = &postgres {
+        end_to_end(asks, url);
+    }
+    let poll_count = env_usize("UQ_BENCH_POLLS", 8000);
+    polls(poll_count, &sqlite("polls-full.db", ""));
+    polls(
+        poll_count,
+        &sqlite("polls-normal.db", "?synchronous=normal"),
+    );
+    if let Some(url) = &postgres {
+        polls(poll_count, url);
     }
     restart(env_usize("UQ_BENCH_PENDING", 100_000));
 }

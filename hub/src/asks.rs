@@ -1,7 +1,15 @@
 //! The hub's asks: the store is the truth, and this is the live view a hub keeps of it (the
-//! pending asks with their deadlines, leases and long polls, and the event stream). Every
-//! change goes to the store first; the view, the events and the waiting pollers follow once
-//! the store has committed it.
+//! pending asks with their deadlines and long polls, and the event stream). Every change goes
+//! to the store first; the view, the events and the waiting pollers follow once the store has
+//! committed it.
+//!
+//! The lease of an ask without a key (§20) is kept in the store, so that an asker may poll any
+//! hub and any hub sees it lapse: the ask is stored with a lease, a long poll renews it
+//! whenever less than half of it is left while the poll is open, and its end renews it once
+//! more (the lease runs from the end of the poll); about once a second every hub withdraws
+//! the asks whose lease ran out (`Store::lapse`, conditional like every settlement). A renewal
+//! is a write, so a poll that ends with the outcome writes nothing for the lease, and a short
+//! poll right after a renewal nothing more.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,17 +50,14 @@ struct Live {
     key: Option<String>,
     asked_at: i64,
     expires_at: Option<i64>,
-    /// Long polls in progress.
-    polls: u32,
-    /// When the last long poll ended (or the ask arrived, or this hub started).
-    last_poll: Instant,
+    /// For an ask without a key: until when this hub knows the store keeps its lease (from
+    /// its own renewals; another hub may have moved it further), `None` before this hub
+    /// has renewed it.
+    lease: Option<Instant>,
     /// The status body, once settled.
     done: Arc<watch::Sender<Option<Arc<str>>>>,
     /// Wakes long polls when the deadline moves, so that a remote asker moves its own.
     extended: Arc<tokio::sync::Notify>,
-    /// Whether this hub watches the asker's lease: it received the ask or was polled for it
-    /// (on a shared store another hub may be the one its asker polls).
-    watched: bool,
 }
 
 impl Live {
@@ -78,19 +83,22 @@ impl Live {
         p
     }
 
-    fn from_record(record: &AskRecord, watched: bool) -> Live {
+    fn from_record(record: &AskRecord, lease: Option<Instant>) -> Live {
         Live {
             questions: record.questions.as_str().into(),
             agent_id: record.agent_id.clone(),
             key: record.key.clone(),
             asked_at: record.asked_at,
             expires_at: record.expires_at,
-            polls: 0,
-            last_poll: Instant::now(),
+            lease,
             done: Arc::new(watch::channel(None).0),
             extended: Arc::new(tokio::sync::Notify::new()),
-            watched,
         }
+    }
+
+    /// Notes that the store keeps the lease until at least `until`.
+    fn leased_until(&mut self, until: Instant) {
+        self.lease = Some(self.lease.map_or(until, |known| known.max(until)));
     }
 }
 
@@ -109,12 +117,41 @@ fn settled_body(status: Status, answer: Option<&str>, message: Option<&str>) -> 
     }
 }
 
-/// The body for a pending ask: `{"status":"pending"}`, with `expiresAt` when it has a
-/// deadline (a remote asker moves its own deadline along when a person extends it).
-fn pending_body(expires_at: Option<i64>) -> String {
-    match expires_at {
-        Some(ms) => format!(r#"{{"status":"pending","expiresAt":"{}"}}"#, rfc3339(ms)),
-        None => r#"{"status":"pending"}"#.to_owned(),
+/// What an asker's poll (`GET /api/v1/asks/{ticket}`) answers.
+pub(crate) struct Polled {
+    /// The status body of §20: `{"status":"pending"}` or the outcome.
+    pub body: String,
+    /// For a pending ask with a deadline, its `expiresAt` (RFC 3339), sent in the header
+    /// `UQ-Expires-At`: a remote asker moves its own deadline along when a person extends it,
+    /// and the body stays exactly as §20 writes it.
+    pub expires_at: Option<String>,
+}
+
+impl Polled {
+    fn pending(expires_at: Option<i64>) -> Polled {
+        Polled {
+            body: r#"{"status":"pending"}"#.to_owned(),
+            expires_at: expires_at.map(rfc3339),
+        }
+    }
+
+    fn settled(body: String) -> Polled {
+        Polled {
+            body,
+            expires_at: None,
+        }
+    }
+
+    /// The poll's answer for an ask as stored.
+    fn of(record: &AskRecord) -> Polled {
+        match record.status {
+            Status::Pending => Polled::pending(record.expires_at),
+            status => Polled::settled(settled_body(
+                status,
+                record.answer.as_deref(),
+                record.message.as_deref(),
+            )),
+        }
     }
 }
 
@@ -131,7 +168,6 @@ pub(crate) enum Settle {
     Answer(Vec<u8>),
     Cancel,
     Withdraw,
-    TimeOut,
 }
 
 /// The result of `POST /api/v1/asks`.
@@ -139,6 +175,18 @@ pub(crate) struct Posted {
     pub ticket: u64,
     pub new: bool,
 }
+
+/// The longest lease a hub keeps (longer ones are kept for this long): a hundred years.
+const MAX_LEASE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The shortest time between two renewals of one lease by one poll (a store that fails, or a
+/// lease of almost nothing, does not make a poll spin).
+const RENEW_GAP: Duration = Duration::from_millis(100);
+
+/// The most by which a renewal at the end of a poll may be skipped: when the store's lease
+/// already runs to within this of what it would set (a short poll right after a renewal).
+/// Lapses are checked about once a second, so this is below what anyone can tell.
+const RENEW_SLACK: Duration = Duration::from_millis(100);
 
 pub(crate) struct Config {
     pub lease: Duration,
@@ -161,6 +209,13 @@ impl Asks {
         store: Arc<dyn Store>,
         config: Config,
     ) -> std::result::Result<Asks, StoreError> {
+        // The askers of asks without a key could not poll while no hub ran: a fresh lease.
+        let config = Config {
+            lease: config.lease.min(MAX_LEASE),
+            ..config
+        };
+        let renewed = Instant::now();
+        store.renew_all(millis(config.lease)).await?;
         let pending = store.pending().await?;
         let last_ticket = store.last_ticket().await?;
         let mut live = BTreeMap::new();
@@ -169,7 +224,7 @@ impl Asks {
             .map_or(0, |d| d.as_millis() as u64);
         let events = EventLog::starting_after(epoch.saturating_mul(1000));
         for record in pending {
-            let entry = Live::from_record(&record, !store.shared());
+            let entry = Live::from_record(&record, Some(renewed + config.lease));
             events.requested(record.ticket, entry.p(record.ticket).into());
             live.insert(record.ticket, entry);
         }
@@ -199,10 +254,7 @@ impl Asks {
 
     fn not_live(&self, ticket: u64) -> UserQuestionError {
         if ticket >= 1 && ticket <= self.last_ticket.load(Ordering::SeqCst) {
-            UserQuestionError::new(
-                ErrorCode::AlreadyResolved,
-                format!("question {ticket} is already resolved"),
-            )
+            already_resolved(ticket)
         } else {
             UserQuestionError::new(
                 ErrorCode::NotPending,
@@ -217,8 +269,14 @@ impl Asks {
         self.events.close();
     }
 
-    /// `{"pending":[P…]}`.
-    pub(crate) fn pending_body(&self) -> String {
+    /// `{"pending":[P…]}`. On a shared store, what the store holds as pending now: an ask
+    /// another hub acknowledged a moment ago is listed (and followed here from then on), one
+    /// settled elsewhere is not, without waiting for the announcement.
+    pub(crate) async fn pending_body(&self) -> Result<String> {
+        if self.store.shared() {
+            let pending = self.store.pending_deadlines().await.map_err(store_error)?;
+            self.catch_up(&pending).await;
+        }
         let live = self.lock();
         let mut body = String::from(r#"{"pending":["#);
         for (i, (ticket, entry)) in live.iter().enumerate() {
@@ -228,7 +286,7 @@ impl Asks {
             body.push_str(&entry.p(*ticket));
         }
         body.push_str("]}");
-        body
+        Ok(body)
     }
 
     /// `POST /api/v1/asks`.
@@ -272,6 +330,7 @@ impl Asks {
             .filter(|&ms| ms > 0);
         let questions = serde_json::to_string(&request.questions)
             .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))?;
+        let leased = Instant::now() + self.config.lease;
         let created = self
             .store
             .create(NewAsk {
@@ -280,6 +339,7 @@ impl Asks {
                 key: request.key.clone(),
                 asked_at: now_ms(),
                 timeout_ms,
+                lease_ms: Some(millis(self.config.lease)),
             })
             .await
             .map_err(store_error)?;
@@ -293,7 +353,7 @@ impl Asks {
             Created::New(record) => record,
         };
         let ticket = record.ticket;
-        let entry = Live::from_record(&record, true);
+        let entry = Live::from_record(&record, Some(leased));
         let p = entry.p(ticket);
         {
             let mut live = self.lock();
@@ -305,7 +365,7 @@ impl Asks {
                 }
                 // Heard of already (a shared store's notification came first).
                 std::collections::btree_map::Entry::Occupied(mut held) => {
-                    held.get_mut().watched = true;
+                    held.get_mut().leased_until(leased);
                 }
             }
         }
@@ -315,21 +375,17 @@ impl Asks {
         Ok(Posted { ticket, new: true })
     }
 
-    /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status body, after waiting up to `wait` for
-    /// a pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
+    /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status, after waiting up to `wait` for a
+    /// pending ask to settle. A poll also returns (pending, with the new `expiresAt`) when a
     /// person extends the deadline, so that a remote asker's own deadline follows at once.
-    pub(crate) async fn status(&self, ticket: u64, wait: Duration) -> Result<String> {
+    /// While it waits, the poll keeps the ask's lease in the store; when it ends, the lease
+    /// runs from then.
+    pub(crate) async fn status(self: &Arc<Self>, ticket: u64, wait: Duration) -> Result<Polled> {
         if !self.lock().contains_key(&ticket) {
             match self.store.get(ticket).await.map_err(store_error)? {
                 // Asked on another hub of a shared store: this one follows it from now on.
                 Some(record) if record.status == Status::Pending => self.adopt(&record),
-                Some(record) => {
-                    return Ok(settled_body(
-                        record.status,
-                        record.answer.as_deref(),
-                        record.message.as_deref(),
-                    ));
-                }
+                Some(record) => return Ok(Polled::of(&record)),
                 None => {
                     return Err(UserQuestionError::new(
                         ErrorCode::NotPending,
@@ -339,83 +395,139 @@ impl Asks {
             }
         }
         let waiting = {
-            let mut live = self.lock();
-            match live.get_mut(&ticket) {
-                Some(entry) => {
-                    entry.polls += 1;
-                    entry.watched = true;
-                    Some((
-                        entry.done.subscribe(),
-                        entry.extended.clone(),
-                        entry.expires_at,
-                    ))
-                }
-                None => None,
-            }
+            let live = self.lock();
+            live.get(&ticket).map(|entry| {
+                (
+                    entry.done.subscribe(),
+                    entry.extended.clone(),
+                    entry.expires_at,
+                    entry.key.is_none(),
+                )
+            })
         };
-        let Some((mut done, extended, expires_at)) = waiting else {
+        let Some((mut done, extended, expires_at, keyless)) = waiting else {
             return match self.store.get(ticket).await.map_err(store_error)? {
-                Some(record) if record.status == Status::Pending => {
-                    Ok(pending_body(record.expires_at))
-                }
-                Some(record) => Ok(settled_body(
-                    record.status,
-                    record.answer.as_deref(),
-                    record.message.as_deref(),
-                )),
+                Some(record) => Ok(Polled::of(&record)),
                 None => Err(UserQuestionError::new(
                     ErrorCode::NotPending,
                     format!("question {ticket} is not pending"),
                 )),
             };
         };
-        let mut stopping = self.stopping.subscribe();
-        let settled = async {
-            let outcome = done.wait_for(Option::is_some).await;
-            outcome.ok().and_then(|v| v.clone())
+        // The lease runs from the end of this poll, however it ends (the asker may hang up).
+        let mut keeper = keyless.then(|| LeaseKeeper {
+            asks: self.clone(),
+            ticket,
+            armed: true,
+        });
+        let result = {
+            let mut stopping = self.stopping.subscribe();
+            let settled = async {
+                let outcome = done.wait_for(Option::is_some).await;
+                outcome.ok().and_then(|v| v.clone())
+            };
+            let stop = async {
+                let _ = stopping.wait_for(|s| *s).await;
+            };
+            let timer = tokio::time::sleep(wait);
+            let notified = extended.notified();
+            tokio::pin!(settled, stop, timer, notified);
+            notified.as_mut().enable();
+            let mut renew_at = self.renew_due(ticket);
+            loop {
+                tokio::select! {
+                    biased;
+                    body = &mut settled => break body,
+                    () = &mut timer => break None,
+                    () = &mut notified => break None,
+                    () = &mut stop => break None,
+                    () = tokio::time::sleep_until(renew_at.into()), if keyless => {
+                        self.renew(ticket).await;
+                        renew_at = self.renew_due(ticket).max(Instant::now() + RENEW_GAP);
+                    }
+                }
+            }
         };
-        let result = tokio::select! {
-            body = settled => body,
-            _ = tokio::time::sleep(wait) => None,
-            _ = extended.notified() => None,
-            _ = stopping.wait_for(|s| *s) => None,
-        };
-        // The lease runs from the end of this poll.
-        let expires_now = {
-            let mut live = self.lock();
-            live.get_mut(&ticket).map(|entry| {
-                entry.polls = entry.polls.saturating_sub(1);
-                entry.last_poll = Instant::now();
-                entry.expires_at
-            })
-        };
+        let expires_now = self.lock().get(&ticket).map(|entry| entry.expires_at);
         if let Some(body) = result.or_else(|| done.borrow().clone()) {
-            return Ok(body.to_string());
+            if let Some(keeper) = &mut keeper {
+                keeper.armed = false;
+            }
+            return Ok(Polled::settled(body.to_string()));
         }
         // On a shared store another hub may have settled it a moment ago: the store decides.
         if self.store.shared()
             && let Ok(Some(record)) = self.store.get(ticket).await
             && record.status != Status::Pending
         {
+            if let Some(keeper) = &mut keeper {
+                keeper.armed = false;
+            }
             let body = settled_body(
                 record.status,
                 record.answer.as_deref(),
                 record.message.as_deref(),
             );
             self.finish(ticket, record.status, body.as_str().into());
-            return Ok(body);
+            return Ok(Polled::settled(body));
         }
-        Ok(pending_body(expires_now.unwrap_or(expires_at)))
+        Ok(Polled::pending(expires_now.unwrap_or(expires_at)))
+    }
+
+    /// When a poll should next renew the lease of `ticket`: once half of what this hub knows
+    /// of it is left; at once when it knows nothing.
+    fn renew_due(&self, ticket: u64) -> Instant {
+        let now = Instant::now();
+        let known = self.lock().get(&ticket).and_then(|entry| entry.lease);
+        known
+            .and_then(|until| until.checked_sub(self.config.lease / 2))
+            .unwrap_or(now)
+    }
+
+    /// Renews the lease of a pending ask without a key in the store: `now + --lease`.
+    async fn renew(&self, ticket: u64) {
+        let asked = Instant::now();
+        match self.store.renew(ticket, millis(self.config.lease)).await {
+            Ok(true) => {
+                if let Some(entry) = self.lock().get_mut(&ticket) {
+                    entry.leased_until(asked + self.config.lease);
+                }
+            }
+            // Settled in the store (on another hub, not heard of yet): follow it.
+            Ok(false) => self.apply(Change::Settled(ticket)).await,
+            Err(e) => {
+                eprintln!("user-questions hub: cannot renew the lease of question {ticket}: {e}");
+            }
+        }
+    }
+
+    /// The renewal at the end of a poll: the lease runs from now, unless the store already
+    /// keeps it about that long.
+    async fn renew_after_poll(&self, ticket: u64) {
+        let wanted = Instant::now() + self.config.lease;
+        let known = self.lock().get(&ticket).and_then(|entry| entry.lease);
+        if known.is_some_and(|until| until + RENEW_SLACK.min(self.config.lease / 10) >= wanted) {
+            return;
+        }
+        self.renew(ticket).await;
     }
 
     /// Settles a live ask: the store first (first writer wins), then the view, the event
-    /// stream and the asker's long poll, in that order.
+    /// stream and the asker's long poll, in that order. A deadline never produces an answer
+    /// (§16): once it is due, the ask times out instead and the settlement is refused like
+    /// any on a settled ask (409), also before this hub's sweep got to it.
     pub(crate) async fn settle(&self, ticket: u64, how: Settle) -> Result<()> {
         self.find(ticket).await?;
-        let questions = match self.lock().get(&ticket) {
-            Some(entry) => entry.questions.clone(),
+        let (questions, due) = match self.lock().get(&ticket) {
+            Some(entry) => (
+                entry.questions.clone(),
+                entry.expires_at.is_some_and(|at| at <= now_ms()),
+            ),
             None => return Err(self.not_live(ticket)),
         };
+        if due && self.time_out(ticket).await? {
+            return Err(already_resolved(ticket));
+        }
         let settlement = match how {
             Settle::Answer(body) => {
                 let answer = parse_answer(&body, &questions)?;
@@ -428,7 +540,6 @@ impl Asks {
             }
             Settle::Cancel => plain(Status::Cancelled),
             Settle::Withdraw => plain(Status::Withdrawn),
-            Settle::TimeOut => plain(Status::TimedOut),
         };
         let body: Arc<str> = settled_body(
             settlement.status,
@@ -443,16 +554,45 @@ impl Asks {
             .await
             .map_err(store_error)?
         {
-            Settled::Done => {}
-            Settled::AlreadySettled | Settled::Unknown => {
-                return Err(UserQuestionError::new(
-                    ErrorCode::AlreadyResolved,
-                    format!("question {ticket} is already resolved"),
-                ));
+            Settled::Done => {
+                self.finish(ticket, status, body);
+                Ok(())
+            }
+            // Its deadline passed a moment ago (the store tells by the settlement's time).
+            Settled::TimedOut => {
+                self.finish_timed_out(ticket);
+                Err(already_resolved(ticket))
+            }
+            Settled::NotDue | Settled::AlreadySettled | Settled::Unknown => {
+                Err(already_resolved(ticket))
             }
         }
-        self.finish(ticket, status, body);
-        Ok(())
+    }
+
+    /// Times out an ask whose deadline is due; whether it did. One whose deadline another hub
+    /// has moved meanwhile stays pending, and the view takes the new deadline.
+    async fn time_out(&self, ticket: u64) -> Result<bool> {
+        let settled = self
+            .store
+            .settle(ticket, plain(Status::TimedOut))
+            .await
+            .map_err(store_error)?;
+        match settled {
+            Settled::Done | Settled::TimedOut => {
+                self.finish_timed_out(ticket);
+                Ok(true)
+            }
+            Settled::NotDue => {
+                self.apply(Change::Extended(ticket)).await;
+                Ok(false)
+            }
+            Settled::AlreadySettled | Settled::Unknown => Err(already_resolved(ticket)),
+        }
+    }
+
+    fn finish_timed_out(&self, ticket: u64) {
+        let body = settled_body(Status::TimedOut, None, None);
+        self.finish(ticket, Status::TimedOut, body.into());
     }
 
     /// A settled ask leaves the view: UIs hear `resolved` before the asker's poll can return
@@ -477,7 +617,7 @@ impl Asks {
         let mut live = self.lock();
         self.last_ticket.fetch_max(record.ticket, Ordering::SeqCst);
         if let std::collections::btree_map::Entry::Vacant(vacant) = live.entry(record.ticket) {
-            let entry = Live::from_record(record, false);
+            let entry = Live::from_record(record, None);
             self.events
                 .requested(record.ticket, entry.p(record.ticket).into());
             vacant.insert(entry);
@@ -495,10 +635,7 @@ impl Asks {
                 self.adopt(&record);
                 Ok(())
             }
-            Some(_) => Err(UserQuestionError::new(
-                ErrorCode::AlreadyResolved,
-                format!("question {ticket} is already resolved"),
-            )),
+            Some(_) => Err(already_resolved(ticket)),
             None => {
                 if let Ok(last) = self.store.last_ticket().await {
                     self.last_ticket.fetch_max(last, Ordering::SeqCst);
@@ -568,9 +705,13 @@ impl Asks {
     /// few seconds on a shared store, so an announcement lost to a cut connection
     /// or a hub killed between its commit and its announcement is caught up with.
     pub(crate) async fn resync(&self) {
-        let Ok(pending) = self.store.pending_deadlines().await else {
-            return;
-        };
+        if let Ok(pending) = self.store.pending_deadlines().await {
+            self.catch_up(&pending).await;
+        }
+    }
+
+    /// Brings the view in line with the store's pending asks (their tickets and expiries).
+    async fn catch_up(&self, pending: &[(u64, Option<i64>)]) {
         let in_store: std::collections::HashMap<u64, Option<i64>> =
             pending.iter().copied().collect();
         let (missing, gone, moved): (Vec<u64>, Vec<u64>, Vec<u64>) = {
@@ -616,13 +757,15 @@ impl Asks {
             Some(_) => {}
             None => return Err(self.not_live(ticket)),
         }
-        let at_least = now_ms() + ms;
+        let now = now_ms();
         let Some(expires_at) = self
             .store
-            .extend(ticket, at_least)
+            .extend(ticket, now + ms, now)
             .await
             .map_err(store_error)?
         else {
+            // Settled, or due: more time after the deadline does not revive it (§16).
+            self.time_out(ticket).await?;
             return Err(self.not_live(ticket));
         };
         let text = rfc3339(expires_at);
@@ -635,45 +778,71 @@ impl Asks {
         Ok(Some(text))
     }
 
-    /// Times out what expired, withdraws keyless asks whose asker stopped polling, and
-    /// deletes settled asks older than the retention.
-    pub(crate) async fn sweep(&self, purge: bool) {
+    /// Times out what expired; with `tidy` (about once a second), also withdraws the asks
+    /// without a key whose lease lapsed in the store (their askers stopped polling, whichever
+    /// hub they polled) and deletes settled asks older than the retention.
+    pub(crate) async fn sweep(&self, tidy: bool) {
         let now = now_ms();
-        let instant = Instant::now();
-        let lease = self.config.lease;
-        let (expired, lapsed): (Vec<u64>, Vec<u64>) = {
-            let live = self.lock();
-            let expired = live
-                .iter()
-                .filter(|(_, e)| e.expires_at.is_some_and(|at| at <= now))
-                .map(|(t, _)| *t)
-                .collect();
-            let lapsed = live
-                .iter()
-                .filter(|(_, e)| {
-                    e.key.is_none()
-                        && e.watched
-                        && e.polls == 0
-                        && e.expires_at.is_none_or(|at| at > now)
-                        && instant.saturating_duration_since(e.last_poll) >= lease
-                })
-                .map(|(t, _)| *t)
-                .collect();
-            (expired, lapsed)
-        };
+        let expired: Vec<u64> = self
+            .lock()
+            .iter()
+            .filter(|(_, e)| e.expires_at.is_some_and(|at| at <= now))
+            .map(|(t, _)| *t)
+            .collect();
         for ticket in expired {
-            let _ = self.settle(ticket, Settle::TimeOut).await;
+            let _ = self.time_out(ticket).await;
         }
-        for ticket in lapsed {
-            let _ = self.settle(ticket, Settle::Withdraw).await;
+        if !tidy {
+            return;
         }
-        if purge {
-            let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
-            if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
-                eprintln!("user-questions hub: cannot delete old asks: {e}");
+        match self.store.lapse(now).await {
+            Ok(lapsed) => {
+                for ticket in lapsed {
+                    let body = settled_body(Status::Withdrawn, None, None);
+                    self.finish(ticket, Status::Withdrawn, body.into());
+                }
             }
+            Err(e) => eprintln!("user-questions hub: cannot withdraw lapsed asks: {e}"),
+        }
+        let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
+        if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
+            eprintln!("user-questions hub: cannot delete old asks: {e}");
         }
     }
+}
+
+/// Renews a lease when the poll that holds it ends, also when the asker hung up (the poll's
+/// future is dropped then).
+struct LeaseKeeper {
+    asks: Arc<Asks>,
+    ticket: u64,
+    /// Off when the poll returned the ask's outcome.
+    armed: bool,
+}
+
+impl Drop for LeaseKeeper {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let asks = self.asks.clone();
+            let ticket = self.ticket;
+            runtime.spawn(async move { asks.renew_after_poll(ticket).await });
+        }
+    }
+}
+
+/// A duration in whole milliseconds.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn already_resolved(ticket: u64) -> UserQuestionError {
+    UserQuestionError::new(
+        ErrorCode::AlreadyResolved,
+        format!("question {ticket} is already resolved"),
+    )
 }
 
 fn plain(status: Status) -> Settlement {

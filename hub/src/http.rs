@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -19,6 +19,10 @@ use user_questions_web::http::{
 };
 
 use crate::asks::{Asks, MAX_WAIT_MS, Settle};
+
+/// The header of a pending poll that carries the ask's `expiresAt` when it has a deadline
+/// (docs/hub.md): the body stays `{"status":"pending"}` as §20 writes it.
+pub(crate) const EXPIRES_AT: HeaderName = HeaderName::from_static("uq-expires-at");
 
 /// What every handler shares.
 pub(crate) struct Server {
@@ -47,8 +51,8 @@ impl Questions for Server {
         &self.asks.events
     }
 
-    fn pending_json(&self) -> String {
-        self.asks.pending_body()
+    async fn pending_json(&self) -> ApiResult<String> {
+        Ok(self.asks.pending_body().await?)
     }
 
     async fn answer(&self, ticket: u64, body: Bytes) -> ApiResult<()> {
@@ -117,8 +121,14 @@ async fn poll(
 ) -> Result<Response, ApiError> {
     let ticket = ticket_of(&ticket).map_err(|_| not_issued(&ticket))?;
     let wait = wait_of(&query)?;
-    let body = server.asks.status(ticket, wait).await?;
-    Ok(json_response(StatusCode::OK, body))
+    let polled = server.asks.status(ticket, wait).await?;
+    let mut response = json_response(StatusCode::OK, polled.body);
+    if let Some(at) = polled.expires_at
+        && let Ok(value) = HeaderValue::from_str(&at)
+    {
+        response.headers_mut().insert(EXPIRES_AT, value);
+    }
+    Ok(response)
 }
 
 async fn withdraw(

@@ -51,12 +51,12 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
 /// How long a stopping hub waits for open connections before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// How often deadlines and leases are checked.
+/// How often deadlines are checked.
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 /// How often a hub on a shared store compares its view with the store (see `Asks::resync`).
 const RESYNC_EVERY: Duration = Duration::from_secs(5);
-/// How often settled asks past the retention are deleted.
-const PURGE_EVERY: Duration = Duration::from_secs(1);
+/// How often lapsed leases are withdrawn and settled asks past the retention deleted.
+const TIDY_EVERY: Duration = Duration::from_secs(1);
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> i64 {
@@ -316,15 +316,15 @@ fn run_server(
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(SWEEP_EVERY);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                let mut last_purge = std::time::Instant::now() - PURGE_EVERY;
+                let mut last_tidy = std::time::Instant::now() - TIDY_EVERY;
                 let mut last_resync = std::time::Instant::now();
                 loop {
                     tick.tick().await;
-                    let purge = last_purge.elapsed() >= PURGE_EVERY;
-                    if purge {
-                        last_purge = std::time::Instant::now();
+                    let tidy = last_tidy.elapsed() >= TIDY_EVERY;
+                    if tidy {
+                        last_tidy = std::time::Instant::now();
                     }
-                    asks.sweep(purge).await;
+                    asks.sweep(tidy).await;
                     if asks.shared() && last_resync.elapsed() >= RESYNC_EVERY {
                         last_resync = std::time::Instant::now();
                         asks.resync().await;

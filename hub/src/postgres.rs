@@ -26,18 +26,29 @@ use crate::store::{
 };
 
 /// The schema's versions, applied in order and recorded in `schema_migrations`.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "asks",
-    include_str!("../migrations/postgres/0001_asks.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "asks",
+        include_str!("../migrations/postgres/0001_asks.sql"),
+    ),
+    (
+        2,
+        "lease",
+        include_str!("../migrations/postgres/0002_lease.sql"),
+    ),
+];
 
 /// The advisory lock hubs take while migrating, so that two starting hubs do not race.
 const MIGRATION_LOCK: i64 = 0x7571_6875_6200;
 
 const CHANNEL: &str = "user_questions";
 
-const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at";
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until";
+
+/// The database's clock in milliseconds since the Unix epoch: leases are kept by it, one clock
+/// for every hub on the database.
+const NOW_MS: &str = "CAST(EXTRACT(EPOCH FROM now()) * 1000 AS BIGINT)";
 
 fn pg_error(e: tokio_postgres::Error) -> StoreError {
     StoreError(format!("postgres: {}", describe(&e)))
@@ -65,6 +76,7 @@ fn record(row: &Row) -> AskRecord {
         answer: row.get(8),
         message: row.get(9),
         settled_at: row.get(10),
+        lease_until: row.get(11),
     }
 }
 
@@ -77,9 +89,12 @@ struct Connection {
     by_key: Statement,
     pending: Statement,
     settle: Statement,
-    exists: Statement,
+    status: Statement,
     extend: Statement,
     purge: Statement,
+    renew: Statement,
+    renew_all: Statement,
+    lapse: Statement,
     last_ticket: Statement,
     pending_deadlines: Statement,
 }
@@ -88,11 +103,11 @@ impl Connection {
     async fn prepare(client: Client) -> Result<Connection, tokio_postgres::Error> {
         Ok(Connection {
             create: client
-                .prepare(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
-                     VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT (key) DO NOTHING RETURNING ticket",
-                )
+                .prepare(&format!(
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until)
+                     VALUES ($1, $2, $3, $4, $5, $6, {NOW_MS} + $7)
+                     ON CONFLICT (key) DO NOTHING RETURNING ticket, lease_until"
+                ))
                 .await?,
             get: client
                 .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"))
@@ -107,22 +122,48 @@ impl Connection {
                 .await?,
             settle: client
                 .prepare(
-                    "UPDATE asks SET status = $2, answer = $3, message = $4, settled_at = $5
-                     WHERE ticket = $1 AND status = 'pending' RETURNING ticket",
+                    "UPDATE asks SET
+                         status = CASE WHEN expires_at <= $5 THEN 'timed_out' ELSE $2 END,
+                         answer = CASE WHEN expires_at <= $5 THEN NULL ELSE $3 END,
+                         message = CASE WHEN expires_at <= $5 THEN NULL ELSE $4 END,
+                         settled_at = $5
+                     WHERE ticket = $1 AND status = 'pending'
+                       AND ($2 <> 'timed_out' OR expires_at <= $5)
+                     RETURNING status",
                 )
                 .await?,
-            exists: client
-                .prepare("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = $1)")
+            status: client
+                .prepare("SELECT status FROM asks WHERE ticket = $1")
                 .await?,
             extend: client
                 .prepare(
                     "UPDATE asks SET expires_at = GREATEST(expires_at, $2)
-                     WHERE ticket = $1 AND status = 'pending' AND expires_at IS NOT NULL
+                     WHERE ticket = $1 AND status = 'pending' AND expires_at > $3
                      RETURNING expires_at",
                 )
                 .await?,
             purge: client
                 .prepare("DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1")
+                .await?,
+            renew: client
+                .prepare(&format!(
+                    "UPDATE asks SET lease_until = GREATEST(lease_until, {NOW_MS} + $2)
+                     WHERE ticket = $1 AND status = 'pending' AND key IS NULL RETURNING ticket"
+                ))
+                .await?,
+            renew_all: client
+                .prepare(&format!(
+                    "UPDATE asks SET lease_until = GREATEST(lease_until, {NOW_MS} + $1)
+                     WHERE status = 'pending' AND key IS NULL"
+                ))
+                .await?,
+            lapse: client
+                .prepare(&format!(
+                    "UPDATE asks SET status = 'withdrawn', settled_at = $1
+                     WHERE status = 'pending' AND key IS NULL AND lease_until < {NOW_MS}
+                       AND (expires_at IS NULL OR expires_at > $1)
+                     RETURNING ticket"
+                ))
                 .await?,
             last_ticket: client
                 .prepare("SELECT last_value, is_called FROM asks_ticket_seq")
@@ -369,6 +410,11 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// A duration in milliseconds as PostgreSQL's `BIGINT`, small enough to add to a time.
+fn millis(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX).min(i64::MAX / 2)
+}
+
 fn parse_change(payload: &str) -> Option<Change> {
     let (kind, ticket) = payload.split_once(':')?;
     let ticket = ticket.parse().ok()?;
@@ -442,6 +488,7 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
+            let lease_ms = ask.lease().map(millis);
             let c = self.client().await?;
             let row = c
                 .client
@@ -454,6 +501,7 @@ impl Store for PostgresStore {
                         &ask.asked_at,
                         &timeout_ms,
                         &expires_at,
+                        &lease_ms,
                     ],
                 )
                 .await
@@ -461,7 +509,7 @@ impl Store for PostgresStore {
             if let Some(row) = row {
                 let ticket = row.get::<_, i64>(0) as u64;
                 self.announce(&format!("c:{ticket}")).await;
-                return Ok(Created::New(ask.stored(ticket)));
+                return Ok(Created::New(ask.stored(ticket, row.get(1))));
             }
             // The key is taken: that ask.
             match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {
@@ -509,6 +557,7 @@ impl Store for PostgresStore {
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         Box::pin(async move {
             let ticket = ticket as i64;
+            let requested = settlement.status;
             let c = self.client().await?;
             let row = c
                 .client
@@ -516,7 +565,7 @@ impl Store for PostgresStore {
                     &c.settle,
                     &[
                         &ticket,
-                        &settlement.status.as_str(),
+                        &requested.as_str(),
                         &settlement.answer,
                         &settlement.message,
                         &settlement.at,
@@ -524,30 +573,25 @@ impl Store for PostgresStore {
                 )
                 .await
                 .map_err(pg_error)?;
-            if row.is_some() {
+            if let Some(row) = row {
                 self.announce(&format!("s:{ticket}")).await;
-                return Ok(Settled::Done);
+                return Ok(Settled::of(requested, Some(row.get(0)), None));
             }
-            let exists: bool = c
+            let row = c
                 .client
-                .query_one(&c.exists, &[&ticket])
+                .query_opt(&c.status, &[&ticket])
                 .await
-                .map_err(pg_error)?
-                .get(0);
-            Ok(if exists {
-                Settled::AlreadySettled
-            } else {
-                Settled::Unknown
-            })
+                .map_err(pg_error)?;
+            Ok(Settled::of(requested, None, row.as_ref().map(|r| r.get(0))))
         })
     }
 
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
         Box::pin(async move {
             let c = self.client().await?;
             let row = c
                 .client
-                .query_opt(&c.extend, &[&(ticket as i64), &at_least])
+                .query_opt(&c.extend, &[&(ticket as i64), &at_least, &now])
                 .await
                 .map_err(pg_error)?;
             let Some(row) = row else { return Ok(None) };
@@ -563,6 +607,40 @@ impl Store for PostgresStore {
                 .execute(&c.purge, &[&before])
                 .await
                 .map_err(pg_error)
+        })
+    }
+
+    fn renew(&self, ticket: u64, lease_ms: u64) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let c = self.client().await?;
+            let row = c
+                .client
+                .query_opt(&c.renew, &[&(ticket as i64), &millis(lease_ms)])
+                .await
+                .map_err(pg_error)?;
+            Ok(row.is_some())
+        })
+    }
+
+    fn renew_all(&self, lease_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let c = self.client().await?;
+            c.client
+                .execute(&c.renew_all, &[&millis(lease_ms)])
+                .await
+                .map_err(pg_error)
+        })
+    }
+
+    fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>> {
+        Box::pin(async move {
+            let c = self.client().await?;
+            let rows = c.client.query(&c.lapse, &[&at]).await.map_err(pg_error)?;
+            let tickets: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
+            for ticket in &tickets {
+                self.announce(&format!("s:{ticket}")).await;
+            }
+            Ok(tickets)
         })
     }
 

@@ -20,8 +20,10 @@ use crate::store::{
 };
 
 /// The schema's versions, applied in order and recorded in `schema_migrations`.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "asks", include_str!("../migrations/0001_asks.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "asks", include_str!("../migrations/0001_asks.sql")),
+    (2, "lease", include_str!("../migrations/0002_lease.sql")),
+];
 
 /// The most operations one transaction takes.
 const MAX_BATCH: usize = 1024;
@@ -182,7 +184,7 @@ fn writer(conn: Connection, jobs: mpsc::Receiver<Job>) {
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
-const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at";
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
     let status: String = row.get(7)?;
@@ -198,7 +200,13 @@ fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
         answer: row.get(8)?,
         message: row.get(9)?,
         settled_at: row.get(10)?,
+        lease_until: row.get(11)?,
     })
+}
+
+/// `now + lease_ms` by this machine's clock (the store's, for a file only one hub uses).
+fn lease_end(lease_ms: u64) -> i64 {
+    crate::now_ms().saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX))
 }
 
 fn get(conn: &Connection, ticket: u64) -> rusqlite::Result<Option<AskRecord>> {
@@ -299,10 +307,11 @@ impl Store for SqliteStore {
                 return Ok(Created::Existing(existing));
             }
             let expires_at = ask.expires_at();
+            let lease_until = ask.lease().map(lease_end);
             let ticket: i64 = conn
                 .prepare_cached(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING ticket",
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING ticket",
                 )?
                 .query_row(
                     params![
@@ -311,11 +320,12 @@ impl Store for SqliteStore {
                         ask.key,
                         ask.asked_at,
                         ask.timeout_ms.map(|n| n as i64),
-                        expires_at
+                        expires_at,
+                        lease_until
                     ],
                     |r| r.get(0),
                 )?;
-            Ok(Created::New(ask.stored(ticket as u64)))
+            Ok(Created::New(ask.stored(ticket as u64, lease_until)))
         })
     }
 
@@ -340,40 +350,48 @@ impl Store for SqliteStore {
 
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
         self.run(move |conn| {
-            let changed = conn
+            let requested = settlement.status;
+            let stored: Option<String> = conn
                 .prepare_cached(
-                    "UPDATE asks SET status = ?2, answer = ?3, message = ?4, settled_at = ?5
-                     WHERE ticket = ?1 AND status = 'pending'",
+                    "UPDATE asks SET
+                         status = CASE WHEN expires_at <= ?5 THEN 'timed_out' ELSE ?2 END,
+                         answer = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?3 END,
+                         message = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?4 END,
+                         settled_at = ?5
+                     WHERE ticket = ?1 AND status = 'pending'
+                       AND (?2 <> 'timed_out' OR expires_at <= ?5)
+                     RETURNING status",
                 )?
-                .execute(params![
-                    ticket as i64,
-                    settlement.status.as_str(),
-                    settlement.answer,
-                    settlement.message,
-                    settlement.at
-                ])?;
-            if changed == 1 {
-                return Ok(Settled::Done);
-            }
-            let exists: bool = conn
-                .prepare_cached("SELECT EXISTS (SELECT 1 FROM asks WHERE ticket = ?1)")?
-                .query_row([ticket as i64], |r| r.get(0))?;
-            Ok(if exists {
-                Settled::AlreadySettled
-            } else {
-                Settled::Unknown
-            })
+                .query_row(
+                    params![
+                        ticket as i64,
+                        requested.as_str(),
+                        settlement.answer,
+                        settlement.message,
+                        settlement.at
+                    ],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let now: Option<String> = match stored {
+                Some(_) => None,
+                None => conn
+                    .prepare_cached("SELECT status FROM asks WHERE ticket = ?1")?
+                    .query_row([ticket as i64], |r| r.get(0))
+                    .optional()?,
+            };
+            Ok(Settled::of(requested, stored.as_deref(), now.as_deref()))
         })
     }
 
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>> {
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
         self.run(move |conn| {
             conn.prepare_cached(
                 "UPDATE asks SET expires_at = MAX(expires_at, ?2)
-                 WHERE ticket = ?1 AND status = 'pending' AND expires_at IS NOT NULL
+                 WHERE ticket = ?1 AND status = 'pending' AND expires_at > ?3
                  RETURNING expires_at",
             )?
-            .query_row(params![ticket as i64, at_least], |r| r.get(0))
+            .query_row(params![ticket as i64, at_least, now], |r| r.get(0))
             .optional()
         })
     }
@@ -384,6 +402,45 @@ impl Store for SqliteStore {
                 .prepare_cached("DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?1")?
                 .execute([before])?;
             Ok(n as u64)
+        })
+    }
+
+    fn renew(&self, ticket: u64, lease_ms: u64) -> StoreFuture<'_, bool> {
+        self.run(move |conn| {
+            let until = lease_end(lease_ms);
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE asks SET lease_until = MAX(COALESCE(lease_until, 0), ?2)
+                     WHERE ticket = ?1 AND status = 'pending' AND key IS NULL",
+                )?
+                .execute(params![ticket as i64, until])?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn renew_all(&self, lease_ms: u64) -> StoreFuture<'_, u64> {
+        self.run(move |conn| {
+            let until = lease_end(lease_ms);
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE asks SET lease_until = MAX(COALESCE(lease_until, 0), ?1)
+                     WHERE status = 'pending' AND key IS NULL",
+                )?
+                .execute([until])?;
+            Ok(changed as u64)
+        })
+    }
+
+    fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>> {
+        self.run(move |conn| {
+            let mut statement = conn.prepare_cached(
+                "UPDATE asks SET status = 'withdrawn', settled_at = ?1
+                 WHERE status = 'pending' AND key IS NULL AND lease_until < ?2
+                   AND (expires_at IS NULL OR expires_at > ?1)
+                 RETURNING ticket",
+            )?;
+            let rows = statement.query_map(params![at, crate::now_ms()], |r| r.get::<_, i64>(0))?;
+            rows.map(|t| t.map(|t| t as u64)).collect()
         })
     }
 

@@ -105,6 +105,9 @@ pub struct AskRecord {
     pub message: Option<String>,
     /// When it settled.
     pub settled_at: Option<i64>,
+    /// For an ask without a key: when it is withdrawn unless its asker polls again, by the
+    /// store's clock (see [`Store::renew`]). `None` for an ask with a key.
+    pub lease_until: Option<i64>,
 }
 
 /// A new ask to store.
@@ -120,6 +123,9 @@ pub struct NewAsk {
     pub asked_at: i64,
     /// The deadline's length; the ask then expires at `asked_at + timeout_ms`.
     pub timeout_ms: Option<u64>,
+    /// For an ask without a key: how long it waits for its asker's first poll (its lease
+    /// then runs until the store's now + `lease_ms`). Ignored for an ask with a key.
+    pub lease_ms: Option<u64>,
 }
 
 impl NewAsk {
@@ -128,10 +134,20 @@ impl NewAsk {
         self.timeout_ms.map(|ms| self.asked_at + ms as i64)
     }
 
-    /// The ask as stored under `ticket`: pending, its deadline not yet moved.
-    pub fn stored(self, ticket: u64) -> AskRecord {
+    /// The lease to store: `lease_ms` for an ask without a key, none for one with a key.
+    pub fn lease(&self) -> Option<u64> {
+        match self.key {
+            Some(_) => None,
+            None => self.lease_ms,
+        }
+    }
+
+    /// The ask as stored under `ticket`: pending, its deadline not yet moved, its lease (if
+    /// any) running until `lease_until`.
+    pub fn stored(self, ticket: u64, lease_until: Option<i64>) -> AskRecord {
         AskRecord {
             ticket,
+            lease_until,
             expires_at: self.expires_at(),
             questions: self.questions,
             agent_id: self.agent_id,
@@ -173,10 +189,31 @@ pub struct Settlement {
 pub enum Settled {
     /// It was pending and is now settled: this writer won.
     Done,
+    /// Its deadline had passed (at the settlement's time) before anything settled it: it timed
+    /// out instead (`timed_out`, committed by this call), so a deadline never produces an
+    /// answer, even one given before the hub swept its deadlines.
+    TimedOut,
+    /// A time-out asked for before the ask's deadline (moved by an extension, on another hub
+    /// perhaps): still pending.
+    NotDue,
     /// It had already settled (another writer won).
     AlreadySettled,
     /// No such ask (never issued, or deleted by retention).
     Unknown,
+}
+
+impl Settled {
+    /// What a conditional settlement came to: the status it stored (`None` when it changed
+    /// nothing), else the status the ask has now (`None`: no such ask).
+    pub fn of(requested: Status, stored: Option<&str>, now: Option<&str>) -> Settled {
+        match (stored, now) {
+            (Some(stored), _) if stored == requested.as_str() => Settled::Done,
+            (Some(_), _) => Settled::TimedOut,
+            (None, None) => Settled::Unknown,
+            (None, Some("pending")) => Settled::NotDue,
+            (None, Some(_)) => Settled::AlreadySettled,
+        }
+    }
 }
 
 /// A change made by any hub on a shared store.
@@ -210,13 +247,28 @@ pub trait Store: Send + Sync + 'static {
             Ok(pending.iter().map(|a| (a.ticket, a.expires_at)).collect())
         })
     }
-    /// Settles the ask if it is still pending (first writer wins).
+    /// Settles the ask if it is still pending (first writer wins). One whose deadline is due
+    /// by `settlement.at` times out instead ([`Settled::TimedOut`]); a time-out before the
+    /// deadline is [`Settled::NotDue`].
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled>;
-    /// Moves a pending ask's expiry to `max(expires_at, at_least)`; the new expiry, or `None`
-    /// when the ask is not pending or has no deadline.
-    fn extend(&self, ticket: u64, at_least: i64) -> StoreFuture<'_, Option<i64>>;
+    /// Moves a pending ask's expiry to `max(expires_at, at_least)` unless it has passed by
+    /// `now`; the new expiry, or `None` when the ask is not pending, has no deadline or is due.
+    fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>>;
     /// Deletes the asks settled before `before`; how many.
     fn purge(&self, before: i64) -> StoreFuture<'_, u64>;
+    /// Keeps a pending ask without a key from lapsing for `lease_ms` more: its `lease_until`
+    /// becomes `max(lease_until, now + lease_ms)`, by the store's clock (one clock for every
+    /// hub on the store). Whether such an ask was found. Leases only move forward, so renewals
+    /// from several hubs (or several polls) need no order.
+    fn renew(&self, ticket: u64, lease_ms: u64) -> StoreFuture<'_, bool>;
+    /// [`renew`](Self::renew) for every pending ask without a key (a hub that starts: their
+    /// askers could not poll while it was down); how many.
+    fn renew_all(&self, lease_ms: u64) -> StoreFuture<'_, u64>;
+    /// Withdraws every pending ask without a key whose lease has run out by the store's clock
+    /// (its asker stopped polling), unless its deadline is due by `at` (then it times out);
+    /// conditional like [`settle`](Self::settle), so a renewal committed first keeps the
+    /// ask. The tickets withdrawn, settled at `at`.
+    fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>>;
     /// The highest ticket ever issued (0 before the first).
     fn last_ticket(&self) -> StoreFuture<'_, u64>;
     /// The changes every hub on this store makes (including this one), once; `None` for a

@@ -157,6 +157,23 @@ impl Fixture {
         self.send(Method::GET, path, None)
     }
 
+    /// A `GET` as sent on the wire: the status, the `UQ-Expires-At` header, the body's text.
+    fn get_text(&self, path: &str) -> (StatusCode, Option<String>, String) {
+        let request = self.client.get(self.url(path)).bearer_auth(TOKEN);
+        self.rt.block_on(async move {
+            let response = request.send().await.unwrap();
+            let expires_at = response
+                .headers()
+                .get("UQ-Expires-At")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (
+                response.status(),
+                expires_at,
+                response.text().await.unwrap(),
+            )
+        })
+    }
+
     fn post(&self, path: &str, body: impl Into<String>) -> (StatusCode, Value) {
         self.send(Method::POST, path, Some(body.into()))
     }
@@ -413,10 +430,11 @@ fn a_keyless_ask_whose_asker_stopped_polling_is_withdrawn_after_the_lease_a_keye
 
 #[test]
 fn a_polling_asker_keeps_its_keyless_ask() {
-    let f = fixture_with(|c| c.lease = Duration::from_secs(1));
+    let f = fixture_with(|c| c.lease = Duration::from_secs(2));
     let ticket = f.post_ask(ask_body("kept"));
-    // A long poll longer than the lease counts as polling the whole time.
-    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=2500"));
+    // A long poll longer than the lease counts as polling the whole time (the hub renews the
+    // lease in the store while the poll is open).
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=5000"));
     assert_eq!(value, json!({"status": "pending"}));
     assert_eq!(f.pending().len(), 1);
 }
@@ -475,9 +493,18 @@ fn hub_deadlines_time_out_and_extend_moves_them() {
     let (_, value) = f.get(&format!("/api/v1/asks/{short}?waitMs=20000"));
     assert_eq!(value, json!({"status": "timed_out"}));
     std::thread::sleep(Duration::from_millis(600));
-    let (_, value) = f.get(&format!("/api/v1/asks/{extended}"));
-    assert_eq!(value, json!({"status": "pending", "expiresAt": at}));
+    // The pending status is exactly §20's body; the deadline travels in a header.
+    let (status, header, text) = f.get_text(&format!("/api/v1/asks/{extended}"));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(text, r#"{"status":"pending"}"#);
+    assert_eq!(header.as_deref(), Some(at.as_str()));
     assert_eq!(f.pending()[0]["expiresAt"], json!(at));
+    // No deadline, no header; a settled ask has none either.
+    let plain = f.post_ask(ask_body("plain"));
+    let (_, header, text) = f.get_text(&format!("/api/v1/asks/{plain}"));
+    assert_eq!((header, text.as_str()), (None, r#"{"status":"pending"}"#));
+    let (_, header, text) = f.get_text(&format!("/api/v1/asks/{short}"));
+    assert_eq!((header, text.as_str()), (None, r#"{"status":"timed_out"}"#));
     // Bad amounts, and questions without deadlines.
     let (status, value) = f.post(
         &format!("/api/v1/questions/{extended}/extend"),
@@ -491,7 +518,6 @@ fn hub_deadlines_time_out_and_extend_moves_them() {
             "ms must be an integer from 1 to 2147483647"
         )
     );
-    let plain = f.post_ask(ask_body("plain"));
     let (status, value) = f.post(&format!("/api/v1/questions/{plain}/extend"), r#"{"ms":5}"#);
     assert_eq!((status, value), (StatusCode::OK, json!({})));
 }
@@ -1031,4 +1057,150 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
         f.rt.block_on(read_until(Some(last_id), format!("\"ticket\":{t2}")));
     assert!(!resumed.contains(&format!("\"ticket\":{t1},")), "{resumed}");
     assert_eq!(resumed.matches("event: requested").count(), 1, "{resumed}");
+}
+
+/// A proxy in front of a hub that forwards every request, but holds the hub's reply to the
+/// first `POST /api/v1/asks` (the ask is stored by then) until `release` is set: an asker's
+/// `POST` caught on its way back.
+struct HeldPost {
+    base: String,
+    stored: mpsc::Receiver<u64>,
+    release: tokio::sync::watch::Sender<bool>,
+}
+
+fn held_post(f: &Fixture) -> HeldPost {
+    use axum::body::{Body, to_bytes};
+    use axum::extract::Request;
+    use axum::response::Response;
+    let (stored_tx, stored) = mpsc::channel();
+    let stored_tx = std::sync::Arc::new(std::sync::Mutex::new(Some(stored_tx)));
+    let (release, released) = tokio::sync::watch::channel(false);
+    let hub = f.base.clone();
+    let client = f.client.clone();
+    let forward = move |request: Request| {
+        let (hub, client) = (hub.clone(), client.clone());
+        let first = request.method() == Method::POST && request.uri().path() == "/api/v1/asks";
+        let stored_tx = first.then(|| stored_tx.lock().unwrap().take()).flatten();
+        let mut released = released.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            let mut out = client.request(parts.method.clone(), format!("{hub}{path}"));
+            for name in [header::AUTHORIZATION, header::CONTENT_TYPE] {
+                if let Some(value) = parts.headers.get(&name) {
+                    out = out.header(name, value);
+                }
+            }
+            let reply = out
+                .body(to_bytes(body, usize::MAX).await.unwrap())
+                .send()
+                .await
+                .unwrap();
+            let status = reply.status();
+            let text = reply.text().await.unwrap();
+            if let Some(stored_tx) = stored_tx {
+                let ticket = serde_json::from_str::<Value>(&text).unwrap()["ticket"]
+                    .as_u64()
+                    .unwrap();
+                let _ = stored_tx.send(ticket);
+                let _ = released.wait_for(|r| *r).await;
+            }
+            Response::builder()
+                .status(status)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(text))
+                .unwrap()
+        }
+    };
+    let app = axum::Router::new().fallback(forward);
+    let listener =
+        f.rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    f.rt.spawn(async move { axum::serve(listener, app).await });
+    HeldPost {
+        base,
+        stored,
+        release,
+    }
+}
+
+#[test]
+fn a_keyless_ask_withdrawn_while_its_post_is_on_the_way_is_withdrawn_at_the_hub() {
+    let f = fixture();
+    let proxy = held_post(&f);
+    let ctx = Context::new();
+    let remote = RemoteProvider::new(&proxy.base, TOKEN).unwrap();
+    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let controller = AbortController::new();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("late", &["A"])])
+            .with_signal(controller.signal()),
+    );
+    // The hub has stored the ask; its reply has not reached the asker when it withdraws.
+    let ticket = proxy
+        .stored
+        .recv_timeout(PATIENCE)
+        .expect("the ask is stored");
+    controller.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    proxy.release.send_replace(true);
+    // The POST finishes and its ticket is withdrawn: no waiting for the lease (60 s).
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+}
+
+/// Moves an ask's deadline into the past in the store, through a connection of its own: the
+/// hub's view still has the old one, as in the moment between a deadline and the hub's sweep.
+fn deadline_passed(f: &Fixture, ticket: u64) {
+    let path = f.store.strip_prefix("sqlite:").unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE asks SET expires_at = 1 WHERE ticket = ?1",
+            [ticket as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+}
+
+#[test]
+fn a_deadline_never_produces_an_answer_even_before_the_hub_sweeps_it() {
+    let f = fixture();
+    let mut body = ask_body("late");
+    body["timeoutMs"] = json!(600_000);
+    let late = |path: &str, payload: String| {
+        let ticket = f.post_ask(body.clone());
+        deadline_passed(&f, ticket);
+        let (status, value) = f.post(&path.replace("{t}", &ticket.to_string()), payload);
+        (ticket, status, value)
+    };
+    for (path, payload) in [
+        ("/api/v1/questions/{t}/answer", answer_body("late", "A")),
+        ("/api/v1/questions/{t}/cancel", String::new()),
+        ("/api/v1/questions/{t}/extend", r#"{"ms":60000}"#.to_owned()),
+    ] {
+        let (ticket, status, value) = late(path, payload);
+        assert_eq!(status, StatusCode::CONFLICT, "{path}: {value}");
+        assert_eq!(
+            error_of(&value),
+            (
+                "ALREADY_RESOLVED",
+                format!("question {ticket} is already resolved").as_str()
+            ),
+            "{path}"
+        );
+        let (_, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+        assert_eq!(value, json!({"status": "timed_out"}), "{path}");
+    }
+    // The asker's own withdrawal comes too late as well.
+    let ticket = f.post_ask(body.clone());
+    deadline_passed(&f, ticket);
+    let (status, _) = f.delete(&format!("/api/v1/asks/{ticket}"));
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+    assert_eq!(value, json!({"status": "timed_out"}));
+    assert!(f.pending().is_empty());
 }

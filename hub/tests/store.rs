@@ -1,6 +1,7 @@
-//! The SQLite store on real files: migrations recorded and idempotent, tickets never reused,
-//! keys, conditional settlement with two writers (two connections, as two processes would
-//! have) racing on every ticket, extend and purge.
+//! The SQLite store on real files: migrations recorded and idempotent (a file of the first
+//! version migrated), tickets never reused, keys, conditional settlement with two writers (two
+//! connections, as two processes would have) racing on every ticket, extend and purge, and
+//! the leases of asks without a key (renewed, lapsed, never for a key).
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ fn new_ask(key: Option<&str>, timeout_ms: Option<u64>) -> NewAsk {
         key: key.map(str::to_owned),
         asked_at: 1_000,
         timeout_ms,
+        lease_ms: None,
     }
 }
 
@@ -50,7 +52,7 @@ fn migrations_are_recorded_once_and_reopening_keeps_everything() {
     assert_eq!(pending[0].key.as_deref(), Some("k"));
     drop(store);
     let conn = rusqlite_check(&path);
-    assert_eq!(conn, vec![(1, "asks".to_owned())]);
+    assert_eq!(conn, vec![(1, "asks".to_owned()), (2, "lease".to_owned())]);
 }
 
 /// The rows of `schema_migrations`, read through a connection of its own, and the journal mode.
@@ -84,8 +86,13 @@ fn tickets_increase_and_are_never_reused_after_a_purge() {
             .expires_at,
         Some(1_500)
     );
+    // Cancelled before its deadline (at 1,200).
+    let cancel = Settlement {
+        at: 1_200,
+        ..settlement(Status::Cancelled, None)
+    };
     assert_eq!(
-        futures::executor::block_on(store.settle(b, settlement(Status::Cancelled, None))).unwrap(),
+        futures::executor::block_on(store.settle(b, cancel)).unwrap(),
         Settled::Done
     );
     assert_eq!(futures::executor::block_on(store.purge(3_000)).unwrap(), 1);
@@ -122,27 +129,71 @@ fn a_key_returns_the_ask_it_names() {
 }
 
 #[test]
-fn extend_moves_only_a_pending_deadline_forward() {
+fn extend_moves_only_a_pending_deadline_forward_and_never_revives_a_due_one() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("s.db")).unwrap();
-    let a = ticket(futures::executor::block_on(store.create(new_ask(None, Some(1_000)))).unwrap());
+    // Asked at 1,000 with 1,000 ms: due at 2,000.
+    let a = ticket(block_on(store.create(new_ask(None, Some(1_000)))).unwrap());
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 1_500)).unwrap(),
+        block_on(store.extend(a, 1_500, 1_200)).unwrap(),
         Some(2_000)
     );
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 9_000)).unwrap(),
+        block_on(store.extend(a, 9_000, 1_200)).unwrap(),
         Some(9_000)
     );
-    let b = ticket(futures::executor::block_on(store.create(new_ask(None, None))).unwrap());
+    let b = ticket(block_on(store.create(new_ask(None, None))).unwrap());
+    assert_eq!(block_on(store.extend(b, 9_000, 1_200)).unwrap(), None);
+    // Due at 1,500: more time at 2,000 comes too late.
+    let c = ticket(block_on(store.create(new_ask(None, Some(500)))).unwrap());
+    assert_eq!(block_on(store.extend(c, 9_000, 2_000)).unwrap(), None);
     assert_eq!(
-        futures::executor::block_on(store.extend(b, 9_000)).unwrap(),
-        None
+        block_on(store.get(c)).unwrap().unwrap().status,
+        Status::Pending
     );
-    futures::executor::block_on(store.settle(a, settlement(Status::TimedOut, None))).unwrap();
+    // A time-out before the (moved) deadline changes nothing; at it, it settles.
     assert_eq!(
-        futures::executor::block_on(store.extend(a, 99_000)).unwrap(),
-        None
+        block_on(store.settle(a, settlement(Status::TimedOut, None))).unwrap(),
+        Settled::NotDue
+    );
+    let at_deadline = Settlement {
+        at: 9_000,
+        ..settlement(Status::TimedOut, None)
+    };
+    assert_eq!(
+        block_on(store.settle(a, at_deadline)).unwrap(),
+        Settled::Done
+    );
+    assert_eq!(block_on(store.extend(a, 99_000, 9_500)).unwrap(), None);
+}
+
+#[test]
+fn a_settlement_after_the_deadline_times_the_ask_out_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    // Due at 1,500; the settlements come at 2,000.
+    let answer = r#"{"answers":[{"id":"a","selected":["x"]}]}"#;
+    for status in [Status::Answered, Status::Cancelled, Status::Withdrawn] {
+        let t = ticket(block_on(store.create(new_ask(None, Some(500)))).unwrap());
+        let late = settlement(status, (status == Status::Answered).then_some(answer));
+        assert_eq!(block_on(store.settle(t, late)).unwrap(), Settled::TimedOut);
+        let record = block_on(store.get(t)).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.answer, record.settled_at),
+            (Status::TimedOut, None, Some(2_000))
+        );
+        // Settled once: the next writer finds it so.
+        let again = settlement(status, (status == Status::Answered).then_some(answer));
+        assert_eq!(
+            block_on(store.settle(t, again)).unwrap(),
+            Settled::AlreadySettled
+        );
+    }
+    // Before its deadline, an answer is an answer.
+    let t = ticket(block_on(store.create(new_ask(None, Some(5_000)))).unwrap());
+    assert_eq!(
+        block_on(store.settle(t, settlement(Status::Answered, Some(answer)))).unwrap(),
+        Settled::Done
     );
 }
 
@@ -214,5 +265,103 @@ fn store_urls() {
     assert_eq!(
         refused("mysql://x"),
         "unknown store URL mysql://x: expected sqlite:PATH or postgres://…"
+    );
+}
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    futures::executor::block_on(future)
+}
+
+/// Sets an ask's lease to have run out long ago (its asker stopped polling), through a
+/// connection of its own.
+fn lease_ran_out(path: &std::path::Path, ticket: u64) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn.execute(
+        "UPDATE asks SET lease_until = 1 WHERE ticket = ?1",
+        [ticket as i64],
+    )
+    .unwrap();
+}
+
+#[test]
+fn leases_lapse_unless_renewed_and_never_for_a_key_or_a_due_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let with_lease = |key: Option<&str>, timeout_ms: Option<u64>| NewAsk {
+        lease_ms: Some(60_000),
+        ..new_ask(key, timeout_ms)
+    };
+    let gone = ticket(block_on(store.create(with_lease(None, None))).unwrap());
+    let renewed = ticket(block_on(store.create(with_lease(None, None))).unwrap());
+    let keyed = ticket(block_on(store.create(with_lease(Some("k"), None))).unwrap());
+    // Asked at 1,000 with 500 ms: its deadline is due, so it times out rather than lapses.
+    let due = ticket(block_on(store.create(with_lease(None, Some(500)))).unwrap());
+    let lease = |t| block_on(store.get(t)).unwrap().unwrap().lease_until;
+    assert!(lease(gone).is_some());
+    assert_eq!(lease(keyed), None);
+    // Nothing has lapsed yet.
+    assert_eq!(block_on(store.lapse(now_ms())).unwrap(), Vec::<u64>::new());
+    for t in [gone, renewed, keyed, due] {
+        lease_ran_out(&path, t);
+    }
+    // A renewal (a poll) keeps one; a key is never leased.
+    assert!(block_on(store.renew(renewed, 60_000)).unwrap());
+    assert!(!block_on(store.renew(keyed, 60_000)).unwrap());
+    assert_eq!(block_on(store.lapse(now_ms())).unwrap(), vec![gone]);
+    let record = block_on(store.get(gone)).unwrap().unwrap();
+    assert_eq!(record.status, Status::Withdrawn);
+    for t in [renewed, keyed, due] {
+        assert_eq!(
+            block_on(store.get(t)).unwrap().unwrap().status,
+            Status::Pending
+        );
+    }
+    // A settled ask is not renewed, and does not lapse twice.
+    assert!(!block_on(store.renew(gone, 60_000)).unwrap());
+    assert_eq!(block_on(store.lapse(now_ms())).unwrap(), Vec::<u64>::new());
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[test]
+fn a_file_of_the_first_version_is_migrated_and_its_asks_get_leases_when_a_hub_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(include_str!("../migrations/0001_asks.sql"))
+            .unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+               INSERT INTO schema_migrations VALUES (1, 'asks', 1);
+               INSERT INTO asks (questions, asked_at) VALUES ('[{"id":"a","question":"?"}]', 1000);
+               INSERT INTO asks (questions, key, asked_at) VALUES ('[{"id":"a","question":"?"}]', 'k', 1000);"#,
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let pending = block_on(store.pending()).unwrap();
+    assert_eq!(pending.len(), 2);
+    assert!(pending.iter().all(|r| r.lease_until.is_none()));
+    // A starting hub renews every pending lease: the one without a key gets one.
+    assert_eq!(block_on(store.renew_all(60_000)).unwrap(), 1);
+    let leases: Vec<_> = block_on(store.pending())
+        .unwrap()
+        .iter()
+        .map(|r| (r.key.clone(), r.lease_until.is_some()))
+        .collect();
+    assert_eq!(leases, vec![(None, true), (Some("k".to_owned()), false)]);
+    drop(store);
+    assert_eq!(
+        rusqlite_check(&path),
+        vec![(1, "asks".to_owned()), (2, "lease".to_owned())]
     );
 }

@@ -12,7 +12,9 @@
 //! | `withdrawn` | `ASK_ABORTED` |
 //! | `failed` | `PROVIDER_FAILED` with the hub's message |
 //!
-//! When the ask is withdrawn (its signal fires) the provider sends `DELETE`. A hub that is
+//! When the ask is withdrawn (its signal fires) the provider sends `DELETE` — also when it is
+//! withdrawn while its `POST` is on the way: the `POST` finishes, and the ticket it brings is
+//! withdrawn (unless the ask's deadline has passed: the hub times it out itself). A hub that is
 //! down or restarting is ridden out: the provider reconnects with backoff (at most 5 s
 //! between tries) for [`DEFAULT_OUTAGE_LIMIT`], then fails `PROVIDER_FAILED` naming the
 //! hub's address. It never waits past the ask's deadline (the core settles the ask then).
@@ -37,7 +39,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -250,19 +252,9 @@ impl UserQuestionProvider for RemoteProvider {
         let (tx, rx) = futures::channel::oneshot::channel();
         let handle = self.inner.handle.clone();
         let deadline = request.deadline.clone();
-        let key = request.key.clone();
         self.inner.handle.spawn(async move {
             let shared = conn.clone();
-            let result = run(
-                conn,
-                handle,
-                body,
-                key,
-                deadline,
-                withdrawn,
-                counted.clone(),
-            )
-            .await;
+            let result = run(conn, handle, body, deadline, withdrawn, counted.clone()).await;
             drop(listener);
             // Withdrawn after the ask settled: nothing to send.
             if counted.swap(false, Ordering::SeqCst) {
@@ -284,42 +276,78 @@ async fn run(
     conn: Arc<Conn>,
     handle: tokio::runtime::Handle,
     body: String,
-    key: Option<String>,
     deadline: Option<Deadline>,
     mut withdrawn: watch::Receiver<bool>,
     counted: Arc<AtomicBool>,
 ) -> Result<AskUserQuestionAnswer> {
-    let ticket = Arc::new(AtomicU64::new(0));
-    let work = {
+    // The POST is a task of its own: an ask withdrawn while its POST is on the way lets the POST
+    // finish, so that the ask the hub stored is withdrawn too (it may have no key to find it by).
+    let mut posting = handle.spawn({
         let conn = conn.clone();
-        let ticket = ticket.clone();
-        let body = body.clone();
-        let deadline = deadline.clone();
-        async move {
-            let t = conn.post(&body).await?;
-            ticket.store(t, Ordering::SeqCst);
-            conn.wait(t, deadline.as_ref()).await
+        async move { conn.post(&body).await }
+    });
+    let ticket = tokio::select! {
+        posted = &mut posting => match posted {
+            Ok(posted) => posted?,
+            Err(_) => return Err(UserQuestionError::provider_failed(
+                "the remote provider stopped before the hub acknowledged the question",
+            )),
+        },
+        _ = withdrawn.wait_for(|w| *w) => {
+            return Err(withdraw(&conn, &handle, &counted, deadline.as_ref(), Ticket::Posting(posting)));
         }
     };
     tokio::select! {
-        result = work => result,
+        result = conn.wait(ticket, deadline.as_ref()) => result,
         _ = withdrawn.wait_for(|w| *w) => {
-            // The abort counted this withdrawal; it ends when the `DELETE` is sent or given up.
-            if counted.swap(false, Ordering::SeqCst) {
-                // A deadline that passed is the hub's to report too (it keeps the same one).
-                if deadline.as_ref().is_some_and(Deadline::has_fired) {
-                    conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
-                } else {
-                    let known = ticket.load(Ordering::SeqCst);
-                    handle.spawn(async move {
-                        conn.withdraw(known, key, body).await;
-                        conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
-                    });
-                }
-            }
-            Err(UserQuestionError::aborted())
+            Err(withdraw(&conn, &handle, &counted, deadline.as_ref(), Ticket::Known(ticket)))
         }
     }
+}
+
+/// The ask's ticket at the hub, or the POST that will tell it.
+enum Ticket {
+    Known(u64),
+    Posting(tokio::task::JoinHandle<Result<u64>>),
+}
+
+/// The ask was withdrawn (its signal fired) before it settled: tells the hub in the background
+/// (`DELETE`), and returns the asker's error. The abort counted this withdrawal; it ends when
+/// the `DELETE` is sent or given up.
+fn withdraw(
+    conn: &Arc<Conn>,
+    handle: &tokio::runtime::Handle,
+    counted: &AtomicBool,
+    deadline: Option<&Deadline>,
+    ticket: Ticket,
+) -> UserQuestionError {
+    if counted.swap(false, Ordering::SeqCst) {
+        // A deadline that passed is the hub's to report too (it keeps the same one).
+        if deadline.is_some_and(Deadline::has_fired) {
+            if let Ticket::Posting(posting) = ticket {
+                posting.abort();
+            }
+            conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
+        } else {
+            let conn = conn.clone();
+            handle.spawn(async move {
+                conn.withdraw(ticket).await;
+                conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    }
+    UserQuestionError::aborted()
+}
+
+/// The header in which a hub sends a pending ask's `expiresAt` (docs/hub.md).
+const EXPIRES_AT: &str = "uq-expires-at";
+
+/// The hub's reply to one request.
+struct Reply {
+    status: StatusCode,
+    body: Value,
+    /// The `UQ-Expires-At` header, when there is one.
+    expires_at: Option<String>,
 }
 
 /// What a try at the hub came to.
@@ -374,7 +402,7 @@ impl Conn {
         }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Try<(StatusCode, Value)> {
+    async fn send(&self, request: reqwest::RequestBuilder) -> Try<Reply> {
         let response = match request.bearer_auth(&self.token).send().await {
             Ok(response) => response,
             Err(e) => return Try::Down(describe(&e)),
@@ -383,11 +411,17 @@ impl Conn {
         if status.is_server_error() {
             return Try::Down(format!("it answered {}", status.as_u16()));
         }
+        let expires_at = response
+            .headers()
+            .get(EXPIRES_AT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         match response.bytes().await {
-            Ok(bytes) => Try::Done((
+            Ok(bytes) => Try::Done(Reply {
                 status,
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            )),
+                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                expires_at,
+            }),
             Err(e) => Try::Down(describe(&e)),
         }
     }
@@ -402,7 +436,7 @@ impl Conn {
                 .timeout(REQUEST_SLACK)
                 .body(body.to_owned());
             let (status, value) = match self.send(request).await {
-                Try::Done(reply) => reply,
+                Try::Done(reply) => (reply.status, reply.body),
                 Try::Down(why) => return Ok(Try::Down(why)),
             };
             match status {
@@ -435,28 +469,30 @@ impl Conn {
     ) -> Result<AskUserQuestionAnswer> {
         let path = format!("/api/v1/asks/{ticket}?waitMs={POLL_WAIT_MS}");
         loop {
-            let value = self
+            let reply = self
                 .with_retries(|| async {
                     let request = self
                         .client
                         .get(self.url(&path))
                         .timeout(Duration::from_millis(POLL_WAIT_MS) + REQUEST_SLACK);
                     match self.send(request).await {
-                        Try::Done((StatusCode::OK, value)) => Ok(Try::Done(value)),
-                        Try::Done((StatusCode::NOT_FOUND, _)) => {
+                        Try::Done(reply) if reply.status == StatusCode::OK => Ok(Try::Done(reply)),
+                        Try::Done(reply) if reply.status == StatusCode::NOT_FOUND => {
                             Err(UserQuestionError::provider_failed(format!(
                                 "the user-questions hub at {} no longer knows question {ticket}",
                                 self.base
                             )))
                         }
-                        Try::Done((status, value)) => Err(self.refused(status, &value)),
+                        Try::Done(reply) => Err(self.refused(reply.status, &reply.body)),
                         Try::Down(why) => Ok(Try::Down(why)),
                     }
                 })
                 .await?;
+            let value = reply.body;
             match value["status"].as_str() {
                 Some("pending") => {
-                    if let (Some(deadline), Some(at)) = (deadline, value["expiresAt"].as_str()) {
+                    // The hub's deadline, moved by a person's "more time".
+                    if let (Some(deadline), Some(at)) = (deadline, reply.expires_at.as_deref()) {
                         follow_extension(deadline, at);
                     }
                 }
@@ -484,26 +520,33 @@ impl Conn {
         }
     }
 
-    /// Withdraws the ask at the hub (best effort, for a while): by ticket, or — when the ask
-    /// was withdrawn before its ticket came back — by re-posting its key to learn it.
-    async fn withdraw(&self, ticket: u64, key: Option<String>, body: String) {
-        let ticket = match (ticket, key) {
-            (0, None) => return, // the hub withdraws it when its lease lapses
-            (0, Some(_)) => {
-                let Ok(Ok(ticket)) = tokio::time::timeout(WITHDRAW_FOR, self.post(&body)).await
-                else {
-                    return;
-                };
-                ticket
+    /// Withdraws the ask at the hub (best effort, for a while): by its ticket, once its POST
+    /// has told it when the ask was withdrawn on the way.
+    async fn withdraw(&self, ticket: Ticket) {
+        let started = Instant::now();
+        let ticket = match ticket {
+            Ticket::Known(ticket) => ticket,
+            Ticket::Posting(mut posting) => {
+                match tokio::time::timeout(WITHDRAW_FOR, &mut posting).await {
+                    Ok(Ok(Ok(ticket))) => ticket,
+                    // Refused or failed: the hub stored nothing to withdraw.
+                    Ok(_) => return,
+                    // Still trying to reach the hub: stop, the hub has not acknowledged it.
+                    Err(_) => {
+                        posting.abort();
+                        return;
+                    }
+                }
             }
-            (ticket, _) => ticket,
         };
         let path = format!("/api/v1/asks/{ticket}");
-        let started = Instant::now();
         let mut backoff = Duration::from_millis(100);
-        while started.elapsed() < WITHDRAW_FOR {
+        loop {
             let request = self.client.delete(self.url(&path)).timeout(REQUEST_SLACK);
             if let Try::Done(_) = self.send(request).await {
+                return;
+            }
+            if started.elapsed() >= WITHDRAW_FOR {
                 return;
             }
             tokio::time::sleep(backoff).await;

@@ -229,8 +229,8 @@ pub trait Questions: Send + Sync + 'static {
     /// The stream behind `GET /api/v1/events`.
     fn events(&self) -> &EventLog;
 
-    /// `GET /api/v1/questions`: `{"pending":[P…]}`.
-    fn pending_json(&self) -> String;
+    /// `GET /api/v1/questions`: `{"pending":[P…]}` (async: a server may consult its store).
+    fn pending_json(&self) -> impl Future<Output = ApiResult<String>> + Send;
 
     /// `POST /api/v1/questions/{ticket}/answer` with its body (at most [`MAX_BODY_BYTES`]).
     fn answer(&self, ticket: u64, body: Bytes) -> impl Future<Output = ApiResult<()>> + Send;
@@ -461,8 +461,8 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 // ---- the person's API -----------------------------------------------------------------------
 
-async fn list<S: Questions>(State(state): State<Arc<S>>) -> Response {
-    json_response(StatusCode::OK, state.pending_json())
+async fn list<S: Questions>(State(state): State<Arc<S>>) -> ApiResult<Response> {
+    Ok(json_response(StatusCode::OK, state.pending_json().await?))
 }
 
 async fn events<S: Questions>(State(state): State<Arc<S>>, headers: HeaderMap) -> Response {

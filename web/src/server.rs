@@ -46,8 +46,8 @@ impl Questions for Server {
 
     /// The inbox's pending questions as the event stream has them: the inbox tells its
     /// subscribers before an operation returns, so this is never behind a settled request.
-    fn pending_json(&self) -> String {
-        self.hub.events.pending_json()
+    async fn pending_json(&self) -> ApiResult<String> {
+        Ok(self.hub.events.pending_json())
     }
 
     async fn answer(&self, ticket: u64, body: Bytes) -> ApiResult<()> {
