@@ -12,7 +12,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
-use user_questions::{ErrorCode, UserQuestionError};
+use user_questions::UserQuestionError;
 use user_questions_web::events::EventLog;
 use user_questions_web::http::{
     Access, ApiError, ApiResult, OK_BODY, Questions, json_response, read_body,
@@ -119,7 +119,7 @@ async fn poll(
     Path(ticket): Path<String>,
     Query(query): Query<PollQuery>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket).map_err(|_| not_issued(&ticket))?;
+    let ticket = ticket_of(&ticket).map_err(|_| user_questions_web::http::not_pending(&ticket))?;
     let wait = wait_of(&query)?;
     let polled = server.asks.status(ticket, wait).await?;
     let mut response = json_response(StatusCode::OK, polled.body);
@@ -135,20 +135,12 @@ async fn withdraw(
     State(server): State<Arc<Server>>,
     Path(ticket): Path<String>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket).map_err(|_| not_issued(&ticket))?;
+    let ticket = ticket_of(&ticket).map_err(|_| user_questions_web::http::not_pending(&ticket))?;
     server.asks.settle(ticket, Settle::Withdraw).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }
 
 /// A ticket that is not a positive integer was never issued.
-fn not_issued(ticket: &str) -> ApiError {
-    UserQuestionError::new(
-        ErrorCode::NotPending,
-        format!("question {ticket} is not pending"),
-    )
-    .into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
