@@ -253,7 +253,15 @@ class UserQuestionService {
       throw this.#refused(/** @type {UserQuestionError} */ (err).message, request.agent)
     }
     const nativeContext = this.#native
-    const [abort, unlink] = linkSignal(request.signal)
+    /** @type {[native.NativeAbort | null, () => void]} */
+    let link
+    try {
+      link = linkSignal(request.signal)
+    } catch (err) {
+      // Not an AbortSignal: refused, numbered and journaled like the rest (§18).
+      throw this.#refused(/** @type {UserQuestionError} */ (err).message, request.agent)
+    }
+    const [abort, unlink] = link
     const agent = request.agent
     /** @type {string | number | Promise<string> | import('./provider.js').Outcome} */
     let text

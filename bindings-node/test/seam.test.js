@@ -257,6 +257,7 @@ test('asks refused before the core can read them are numbered and journaled like
       [{ questions: cyclic, agent: root }, /^questions must be JSON data: /],
       [{ questions: [{ id: 'go', question: 'Proceed?', n: 1n }] }, /^questions must be JSON data: /],
       [{ questions: Q, timeoutMs: 10n }, BAD_TIMEOUT],
+      [{ questions: Q, signal: 'x' }, 'signal must be an AbortSignal'],
     ]
     for (const [request, message] of refusals) {
       await assert.rejects(ctx.userQuestions.ask(/** @type {any} */ (request)), { code: 'INVALID_REQUEST', message })
@@ -272,14 +273,16 @@ test('asks refused before the core can read them are numbered and journaled like
         ['refused', 4, 'INVALID_REQUEST'],
         ['refused', 5, 'INVALID_REQUEST'],
         ['refused', 6, 'INVALID_REQUEST'],
-        ['asked', 7, undefined],
-        ['settled', 7, undefined],
+        ['refused', 7, 'INVALID_REQUEST'],
+        ['asked', 8, undefined],
+        ['settled', 8, undefined],
       ],
     )
     assert.equal(lines[0].message, 'request must be an object')
     assert.equal(lines[3].agentId, 'root')
     assert.match(lines[3].message, /^questions must be JSON data: /)
     assert.equal(lines[5].message, BAD_TIMEOUT)
+    assert.equal(lines[6].message, 'signal must be an AbortSignal')
     ctx.dispose()
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })

@@ -61,9 +61,16 @@ impl PyQuestionInbox {
     /// Answers `ticket`; `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED`, `NOT_PENDING`.
     fn answer(&self, ticket: i64, answer: &Bound<'_, PyAny>) -> SeamResult<()> {
         let py = answer.py();
-        let answer = submitted_answer(answer)?;
+        // The ticket is checked before the answer's shape (§7): a settled or never-issued
+        // ticket is ALREADY_RESOLVED / NOT_PENDING whatever is submitted.
         let ticket = ticket_of(ticket)?;
-        Ok(polling_after(py, || self.inbox.answer(ticket, answer))?)
+        Ok(match plain_answer(answer) {
+            Some(answer) => polling_after(py, || self.inbox.answer(ticket, answer)),
+            None => {
+                let value = to_value(answer);
+                polling_after(py, || self.inbox.answer_value(ticket, &value))
+            }
+        }?)
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.

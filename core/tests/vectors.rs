@@ -24,7 +24,7 @@ use user_questions::{
     AbortController, Agent, AgentDetach, AskUserQuestionAnswer, AskUserQuestionRequest, AutoPolicy,
     AutoResponder, Context, ErrorCode, InboxEvent, PendingAsk, ProviderFuture, ProviderRequest,
     QuestionInbox, Result as UqResult, ReviewPlanRequest, UserQuestionError, UserQuestionProvider,
-    messages, parse_answer,
+    messages,
 };
 
 /// How long one case may take before it is reported as never settling.
@@ -759,11 +759,9 @@ fn run_inbox(case: &Value) -> Result<(), String> {
             .find(|p| p.ticket == ticket)
             .and_then(|p| p.expires_at);
         let result = if let Some(answer) = step.get("answer") {
-            match parse_answer(answer) {
-                Ok(answer) => inbox.answer(ticket, answer).map(|()| None),
-                // A submission that is not of the answer shape does not fit (§6).
-                Err(e) => Err(UserQuestionError::new(ErrorCode::BadAnswer, e.message())),
-            }
+            // Untyped, as the other surfaces submit: the ticket is checked first, then a
+            // submission that is not of the answer shape does not fit (§6, BAD_ANSWER).
+            inbox.answer_value(ticket, answer).map(|()| None)
         } else if step.get("cancel").is_some() {
             inbox.cancel(ticket).map(|()| None)
         } else if let Some(message) = step.get("fail") {
