@@ -5,7 +5,7 @@ use std::sync::Arc;
 use napi::Env;
 use napi::bindgen_prelude::{Function, JsValue, Unknown};
 use napi_derive::napi;
-use user_questions::{InboxSubscription, QuestionInbox, UserQuestionError};
+use user_questions::{ErrorCode, InboxSubscription, QuestionInbox, UserQuestionError};
 
 use crate::jsthread::{self, JsFunction};
 use crate::{Result, internal, raw, to_js};
@@ -22,14 +22,24 @@ impl Default for NativeInbox {
     }
 }
 
+/// A ticket number: an integer no ticket can have (negative, or beyond what a JS number
+/// holds exactly) was never issued, `NOT_PENDING` as for any other (§7); anything that is not
+/// an integer is `INVALID_ARGUMENT`.
 fn ticket_of(ticket: f64) -> Result<u64> {
-    if ticket.is_finite() && ticket >= 0.0 && ticket.fract() == 0.0 && ticket <= 9.0e15 {
-        Ok(ticket as u64)
-    } else {
-        Err(to_js(UserQuestionError::invalid_argument(format!(
-            "ticket must be a non-negative integer, got {ticket}"
-        ))))
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if !ticket.is_finite() || ticket.fract() != 0.0 {
+        return Err(to_js(UserQuestionError::invalid_argument(format!(
+            "ticket must be an integer, got {ticket}"
+        ))));
     }
+    if (0.0..=MAX_SAFE).contains(&ticket) {
+        return Ok(ticket as u64);
+    }
+    // `-0` is 0 above; an integral f64 prints without a fraction.
+    Err(to_js(UserQuestionError::new(
+        ErrorCode::NotPending,
+        format!("question {ticket} is not pending"),
+    )))
 }
 
 #[napi]

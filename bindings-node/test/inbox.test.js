@@ -91,10 +91,21 @@ test('fail settles PROVIDER_FAILED with the message', async () => {
 
 test('bad ticket and message arguments are INVALID_ARGUMENT', () => {
   const inbox = new QuestionInbox()
-  for (const ticket of ['1', -1, 1.5, NaN, undefined]) {
+  for (const ticket of ['1', 1.5, NaN, Infinity, undefined]) {
     assert.throws(() => inbox.cancel(ticket), { name: 'UserQuestionError', code: 'INVALID_ARGUMENT' })
   }
   assert.throws(() => inbox.fail(1, 42), { code: 'INVALID_ARGUMENT' })
+})
+
+test('an integer no ticket can have was never issued: NOT_PENDING, as in Python and C (§7)', () => {
+  const inbox = new QuestionInbox()
+  for (const ticket of [0, -1, -0, 2 ** 53 - 1, 2 ** 53, 1e20]) {
+    const n = Object.is(ticket, -0) ? 0 : ticket
+    const message = `question ${BigInt(n)} is not pending`
+    for (const call of [() => inbox.cancel(ticket), () => inbox.fail(ticket, 'x'), () => inbox.answer(ticket, { answers: [] }), () => inbox.extend(ticket, 1000)]) {
+      assert.throws(call, { name: 'UserQuestionError', code: 'NOT_PENDING', message })
+    }
+  }
 })
 
 test('subscribers see requested and resolved events in order, including withdrawals', async () => {

@@ -53,10 +53,6 @@ pub fn read_input(file: Option<&str>, what: &str) -> Result<String, UserQuestion
     Ok(text)
 }
 
-fn not_json(e: serde_json::Error) -> UserQuestionError {
-    UserQuestionError::invalid_request(format!("request is not valid JSON: {e}"))
-}
-
 /// The questions of a request: `{"questions": [...], "timeoutMs"?, "key"?}` (its deadline
 /// and key checked too, §16) or a bare array of questions.
 pub fn questions_of(
@@ -72,8 +68,13 @@ pub fn questions_of(
 /// Reads a request: `{"questions": [...]}` or a bare array of questions.
 pub fn read_questions(file: Option<&str>) -> Result<Vec<AskUserQuestionItem>, UserQuestionError> {
     let text = read_input(file, "request")?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(not_json)?;
-    questions_of(&value)
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value) => questions_of(&value),
+        // Text the untyped parser refuses (a number beyond its range, deep nesting, a lone
+        // surrogate — in a field the seam ignores) may still be a request the core reads, as
+        // `uq ask` and every `ask()` do; else its error is this parser's, `… not valid JSON`.
+        Err(_) => AskUserQuestionRequest::from_json(&text).map(|request| request.questions),
+    }
 }
 
 /// Splits the text of `uq ask`'s request: the request as the core takes it (a bare array of

@@ -309,6 +309,23 @@ fn check_accepts_the_examples_and_a_bare_array() {
     assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"));
     let run = uq(&["check"], r#"{"questions":[{"id":"a","question":"A?"}]}"#);
     assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"));
+    // Unknown fields are ignored (§2), also ones an untyped JSON parser refuses: `check`
+    // accepts what `ask` asks.
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    for unknown in [r#""\ud800""#, "1e309", deep.as_str()] {
+        let request = format!(
+            r#"{{"questions":[{{"id":"a","question":"A?","x":{unknown}}}],"y":{unknown}}}"#
+        );
+        let run = uq(&["check"], &request);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, "ok\n"),
+            "{unknown}: {}",
+            run.stderr
+        );
+        let run = uq(&["ask", "--auto", "first"], &request);
+        assert_eq!(run.code, 0, "{unknown}: {}", run.stderr);
+    }
 }
 
 #[test]
