@@ -6,6 +6,29 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!`, `print!` and `eprintln!` that never panic: a terminal that went away (a
+/// closed window, a dropped SSH session) fails the write, which must not turn the ask's
+/// outcome into a panic (exit 101) — the exit status still says what happened.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout();
+        let _ = write!(out, $($arg)*).and_then(|()| out.flush());
+    }};
+}
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod input;
 mod journal;
 mod mcp;
@@ -238,7 +261,7 @@ fn parse_timeout(value: &str) -> Result<Duration, String> {
 }
 
 fn fail(error: &UserQuestionError) -> ExitCode {
-    eprintln!("{}: {}", error.code(), error.message());
+    errln!("{}: {}", error.code(), error.message());
     ExitCode::from(error.code().as_number() as u8)
 }
 
@@ -257,8 +280,8 @@ fn argument_failure(error: clap::Error) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            print!("{}", error.render());
-            eprintln!("{}: a command is required", ErrorCode::InvalidArgument);
+            out!("{}", error.render());
+            errln!("{}: a command is required", ErrorCode::InvalidArgument);
             return invalid_argument();
         }
         _ => {}
@@ -286,9 +309,9 @@ fn argument_failure(error: clap::Error) -> ExitCode {
         }
     }
     // `CODE: message` is the first line (§15), as for every failure; the usage line after it.
-    eprintln!("{}: {message}", ErrorCode::InvalidArgument);
+    errln!("{}: {message}", ErrorCode::InvalidArgument);
     if let Some(usage) = usage {
-        eprintln!("{usage}");
+        errln!("{usage}");
     }
     invalid_argument()
 }
@@ -369,7 +392,7 @@ pub(crate) fn remote_provider(
 /// fails its checks prints only its error.
 fn announce(url: Option<String>) {
     if let Some(url) = url {
-        eprintln!("open {url}");
+        errln!("open {url}");
     }
 }
 
@@ -402,7 +425,7 @@ fn wait<T>(
     }
     let result = futures::executor::block_on(ask);
     if let Some(error) = ctx.user_questions().take_journal_error() {
-        eprintln!("uq: warning: {error}");
+        errln!("uq: warning: {error}");
     }
     // Stop the terminal thread (restoring the terminal) before printing.
     drop(ctx);
@@ -471,7 +494,7 @@ fn ask(args: AskArgs) -> ExitCode {
     announce(url);
     match wait(ctx, options, &controller, pending) {
         Ok(answer) => {
-            println!("{}", answer.to_compact_json());
+            outln!("{}", answer.to_compact_json());
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
@@ -520,7 +543,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     announce(url);
     match wait(ctx, options, &controller, pending) {
         Ok(review) => {
-            println!("{}", review.to_json());
+            outln!("{}", review.to_json());
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
@@ -535,9 +558,9 @@ fn journal(args: JournalArgs) -> ExitCode {
     };
     let summary = journal::Summary::of(&bytes);
     if args.json {
-        println!("{}", summary.to_json());
+        outln!("{}", summary.to_json());
     } else {
-        print!("{}", summary.to_text(file.unwrap_or("-")));
+        out!("{}", summary.to_text(file.unwrap_or("-")));
     }
     ExitCode::SUCCESS
 }
@@ -545,7 +568,7 @@ fn journal(args: JournalArgs) -> ExitCode {
 fn check(args: FileArg) -> ExitCode {
     match read_questions(args.file.as_deref()).and_then(|q| validate_questions(&q)) {
         Ok(()) => {
-            println!("ok");
+            outln!("ok");
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),

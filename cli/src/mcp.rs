@@ -101,7 +101,7 @@ fn register(
     }
     if args.web {
         let web = WebProvider::bind(args.listen.as_deref().unwrap_or(DEFAULT_LISTEN))?;
-        eprintln!("open {}", web.url());
+        errln!("open {}", web.url());
         // Owned by the context: dropping it stops the server.
         return service.register_provider(web).map(Some);
     }
@@ -113,7 +113,7 @@ fn register(
     match TerminalProvider::on_controlling_terminal() {
         Some(terminal) => service.register_provider(terminal).map(Some),
         None => {
-            eprintln!(
+            errln!(
                 "uq: warning: no mode (--web, --hub URL, --auto POLICY) and no terminal to ask on: \
                  every call fails NO_PROVIDER"
             );
@@ -192,7 +192,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         let _ = worker.join();
     }
     if let Some(error) = server.service.take_journal_error() {
-        eprintln!("uq: warning: {error}");
+        errln!("uq: warning: {error}");
     }
     drop(ctx);
     ExitCode::SUCCESS

@@ -414,6 +414,18 @@ fn sigterm_withdraws_the_ask_and_restores_the_terminal() {
 }
 
 #[test]
+fn a_terminal_that_goes_away_ends_the_ask_and_uq_exits() {
+    for name in ["confirm", "plan-review"] {
+        let mut t = start(&["ask", &example(name)]);
+        t.wait_for("esc cancel");
+        let code = t.hang_up();
+        // Its SIGHUP withdraws the ask (ASK_ABORTED, 1) or the terminal's hang-up fails it
+        // (PROVIDER_FAILED, 11), whichever comes first; never a hang, nor a panic (101).
+        assert!(code == 1 || code == 11, "{name}: exit {code}");
+    }
+}
+
+#[test]
 fn a_resize_redraws_to_the_new_width() {
     let request = example("multi-select");
     let mut t = start(&["ask", &request]);

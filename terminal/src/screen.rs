@@ -92,16 +92,75 @@ fn translate_key(key: &KeyEvent) -> Option<Input> {
     Some(Input::Key(k))
 }
 
+/// The terminal's input as crossterm reads it: stdin when it is a terminal, else `/dev/tty`.
+///
+/// Waiting for input happens here, with `poll(2)`, and crossterm is asked to read only when
+/// there is something to read: crossterm 0.29 reads a terminal that went away (a closed
+/// window, a dropped SSH session: `read` gives 0 bytes or `EIO` for ever) in an endless loop,
+/// which would spin a core and never let the batch be withdrawn. A hang-up is an error here.
+enum TtyInput {
+    Stdin,
+    Tty(std::fs::File),
+}
+
+impl TtyInput {
+    fn open() -> io::Result<TtyInput> {
+        use std::io::IsTerminal;
+        if io::stdin().is_terminal() {
+            Ok(TtyInput::Stdin)
+        } else {
+            std::fs::File::options()
+                .read(true)
+                .open("/dev/tty")
+                .map(TtyInput::Tty)
+        }
+    }
+
+    /// Waits up to `timeout` for input: true when there is some; an error when the terminal
+    /// hung up.
+    fn wait(&self, timeout: Duration) -> io::Result<bool> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let stdin = rustix::stdio::stdin();
+        let fd = match self {
+            TtyInput::Stdin => stdin,
+            TtyInput::Tty(file) => std::os::fd::AsFd::as_fd(file),
+        };
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let timeout = Timespec::try_from(timeout).ok();
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(_) => {}
+            // A signal (a resize): no input yet.
+            Err(rustix::io::Errno::INTR) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        let revents = fds[0].revents();
+        if revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the terminal went away (hung up)",
+            ));
+        }
+        Ok(revents.contains(PollFlags::IN))
+    }
+}
+
 /// The terminal while a batch is on screen. Dropping it restores the terminal.
 pub(crate) struct Screen {
     active: bool,
+    input: TtyInput,
+    /// The size last seen, to notice a resize while no input comes.
+    size: (u16, u16),
 }
 
 impl Screen {
     /// Raw mode on, alternate screen, cursor hidden.
     pub fn enter() -> io::Result<Screen> {
         install_panic_hook();
-        let mut screen = Screen { active: false };
+        let mut screen = Screen {
+            active: false,
+            input: TtyInput::open()?,
+            size: Screen::size(),
+        };
         screen.ensure()?;
         Ok(screen)
     }
@@ -153,10 +212,26 @@ impl Screen {
         out.flush()
     }
 
-    /// Waits up to `timeout` for a terminal event the UI uses.
+    /// Waits up to `timeout` for a terminal event the UI uses; an error when the terminal
+    /// went away (see [`TtyInput`]).
     pub fn next_input(&mut self, timeout: Duration) -> io::Result<Option<Input>> {
-        if event::poll(timeout)? {
+        // What crossterm holds already (keys read together, a paste) comes first; it is asked
+        // only once the terminal is known to be there (`wait` fails on a hang-up).
+        self.input.wait(Duration::ZERO)?;
+        if event::poll(Duration::ZERO)? {
             return Ok(translate(&event::read()?));
+        }
+        if self.input.wait(timeout)? {
+            if event::poll(Duration::ZERO)? {
+                return Ok(translate(&event::read()?));
+            }
+            return Ok(None);
+        }
+        // No input: a resize shows as a new size (crossterm reports it only as it reads).
+        let size = Screen::size();
+        if size != self.size {
+            self.size = size;
+            return Ok(Some(Input::Resize));
         }
         Ok(None)
     }

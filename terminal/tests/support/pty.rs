@@ -14,6 +14,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -47,6 +48,8 @@ pub struct Pty {
     child: Child,
     output: Arc<Mutex<Output>>,
     reader: Option<JoinHandle<()>>,
+    /// Tells the reader to stop and close its end (see `hang_up`).
+    stop: Arc<AtomicBool>,
 }
 
 /// What a finished program left behind.
@@ -132,9 +135,27 @@ impl Pty {
         }));
         let mut reading = master.try_clone().expect("dup the pty master");
         let sink = output.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             loop {
+                // Waits in short steps, so that `hang_up` can close this end too.
+                let mut fds = [rustix::event::PollFd::new(
+                    &reading,
+                    rustix::event::PollFlags::IN,
+                )];
+                let step = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 20_000_000,
+                };
+                let _ = rustix::event::poll(&mut fds, Some(&step));
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                if fds[0].revents().is_empty() {
+                    continue;
+                }
                 match reading.read(&mut buf) {
                     // EIO once every terminal-side descriptor is closed: the program is gone.
                     Ok(0) | Err(_) => return,
@@ -151,6 +172,33 @@ impl Pty {
             child,
             output,
             reader: Some(reader),
+            stop,
+        }
+    }
+
+    /// The terminal goes away, as when its window is closed or an SSH session drops: every
+    /// descriptor of the master side is closed (the kernel hangs the terminal up and sends
+    /// SIGHUP to the program's session). Waits for the program to exit (failing the test
+    /// when it does not within `TIMEOUT`) and returns its exit code.
+    pub fn hang_up(mut self) -> i32 {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the pty reader");
+        }
+        // The last master descriptor (`Drop` kills the program if it is still running).
+        drop(std::mem::replace(
+            &mut self.master,
+            File::open("/dev/null").expect("open /dev/null"),
+        ));
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the program") {
+                return status.code().unwrap_or(-1);
+            }
+            if Instant::now() > deadline {
+                panic!("the program did not exit once its terminal went away");
+            }
+            std::thread::sleep(Duration::from_millis(15));
         }
     }
 
