@@ -127,7 +127,7 @@ fn agent_of(agent: Option<&Bound<'_, PyAny>>) -> Result<Option<Agent>, UserQuest
             Ok(a) => a.get().agent.clone(),
             // Anything else is not the exact live instance: a fresh agent that was never
             // entered (its `id` when it has a string one), which fails §3 #3
-            // `CALLER_NOT_LIVE` in its place in the order — as in Node, and the seed.
+            // `CALLER_NOT_LIVE` in its place in the order, as in Node.
             Err(_) => Agent::new(
                 a.getattr(intern!(a.py(), "id"))
                     .ok()

@@ -2,7 +2,9 @@
 // question, the first answer wins, and a withdrawn ask disappears from both. Events reach the
 // UIs before the call that caused them returns, and before the asker's `await` resumes
 // (docs/reference.md §4.7): no UI still shows a question whose asker has moved on.
-// Run: node examples/node/inbox-ui.mjs (with the package built in bindings-node/).
+// Run it where `user-questions` resolves: in a project that installed the package
+// (`npm install user-questions`), or here after `npm link` in bindings-node/ and
+// `npm link user-questions` in examples/node/; bindings-node/test/examples.test.js runs it so.
 import { Context, QuestionInbox, UserQuestionError } from 'user-questions'
 
 const ctx = new Context()
