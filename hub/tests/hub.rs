@@ -908,6 +908,43 @@ fn a_remote_ask_never_outlives_its_deadline_while_the_hub_is_down() {
 }
 
 #[test]
+fn a_question_posted_late_keeps_the_askers_deadline_at_the_hub() {
+    let mut f = fixture();
+    let ctx = host(&f);
+    // The hub is down when the ask starts: the POST is retried until it is back.
+    let addr = f.hub.as_ref().unwrap().local_addr();
+    f.hub.take().unwrap().abandon();
+    let timeout = Duration::from_secs(20);
+    let started = std::time::SystemTime::now();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("late", &["A"])]).with_timeout(timeout),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut cfg = config(&f.store);
+    cfg.listen = addr.to_string();
+    f.hub = Some(Hub::start(cfg).expect("the hub starts again"));
+    let pending = f.wait_pending(1);
+    // The hub's deadline is the asker's (the time it had left when the POST got through), not
+    // a full timeoutMs from the POST's arrival: it takes no answer after the asker gave up.
+    // (RFC 3339 UTC with milliseconds compares as text; 200 ms for the POST's own trip.)
+    let latest =
+        user_questions::time::rfc3339_millis(started + timeout + Duration::from_millis(200));
+    let expires_at = pending[0]["expiresAt"].as_str().unwrap();
+    assert!(expires_at <= latest.as_str(), "{expires_at} > {latest}");
+    let t = pending[0]["ticket"].as_u64().unwrap();
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{t}/answer"),
+        answer_body("late", "A"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["A".to_owned()]
+    );
+}
+
+#[test]
 fn more_time_given_on_the_hub_reaches_a_remote_askers_deadline() {
     let f = fixture();
     let ctx = host(&f);

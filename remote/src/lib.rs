@@ -2,7 +2,8 @@
 //!
 //! [`RemoteProvider`]: a provider that asks through a user-questions hub (docs/reference.md
 //! §20, `uq serve`). Each ask is posted to the hub (`POST /api/v1/asks`, with the request's
-//! `agentId`, `timeoutMs` and `key`), its outcome long-polled, and the ask settled from it:
+//! `agentId` and `key`, and as `timeoutMs` the time its deadline has left when the `POST` is
+//! sent), its outcome long-polled, and the ask settled from it:
 //!
 //! | hub status | the asker gets |
 //! |---|---|
@@ -227,13 +228,10 @@ impl UserQuestionProvider for RemoteProvider {
         if let Some(agent) = &request.agent {
             body["agentId"] = Value::String(agent.id().to_owned());
         }
-        if let Some(deadline) = &request.deadline {
-            body["timeoutMs"] = json!(deadline.timeout_ms());
-        }
         if let Some(key) = &request.key {
             body["key"] = Value::String(key.clone());
         }
-        let body = body.to_string();
+        // `timeoutMs` is set as each POST is sent (see `Conn::post`).
         let (withdraw, withdrawn) = watch::channel(false);
         let conn = self.inner.conn.clone();
         // The withdrawal is counted on the aborting thread, before the asker learns of it: a
@@ -275,7 +273,7 @@ impl UserQuestionProvider for RemoteProvider {
 async fn run(
     conn: Arc<Conn>,
     handle: tokio::runtime::Handle,
-    body: String,
+    body: Value,
     deadline: Option<Deadline>,
     mut withdrawn: watch::Receiver<bool>,
     counted: Arc<AtomicBool>,
@@ -284,7 +282,8 @@ async fn run(
     // finish, so that the ask the hub stored is withdrawn too (it may have no key to find it by).
     let mut posting = handle.spawn({
         let conn = conn.clone();
-        async move { conn.post(&body).await }
+        let deadline = deadline.clone();
+        async move { conn.post(body, deadline.as_ref()).await }
     });
     let ticket = tokio::select! {
         posted = &mut posting => match posted {
@@ -337,6 +336,19 @@ fn withdraw(
         }
     }
     UserQuestionError::aborted()
+}
+
+/// The whole milliseconds until `deadline` expires, rounded up; at least 1 (a `timeoutMs`
+/// the hub takes), at most the request's own.
+fn time_left_ms(deadline: &Deadline) -> u64 {
+    let left = deadline
+        .expires_at()
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    let ms = left.as_nanos().div_ceil(1_000_000);
+    u64::try_from(ms)
+        .unwrap_or(u64::MAX)
+        .clamp(1, deadline.timeout_ms().max(1))
 }
 
 /// The header in which a hub sends a pending ask's `expiresAt` (docs/hub.md).
@@ -426,36 +438,45 @@ impl Conn {
         }
     }
 
-    /// `POST /api/v1/asks` → the ticket.
-    async fn post(&self, body: &str) -> Result<u64> {
-        self.with_retries(|| async {
-            let request = self
-                .client
-                .post(self.url("/api/v1/asks"))
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .timeout(REQUEST_SLACK)
-                .body(body.to_owned());
-            let (status, value) = match self.send(request).await {
-                Try::Done(reply) => (reply.status, reply.body),
-                Try::Down(why) => return Ok(Try::Down(why)),
-            };
-            match status {
-                StatusCode::OK | StatusCode::CREATED => match value["ticket"].as_u64() {
-                    Some(ticket) => Ok(Try::Done(ticket)),
-                    None => Err(UserQuestionError::provider_failed(format!(
-                        "the user-questions hub at {} answered without a ticket",
-                        self.base
-                    ))),
-                },
-                // The checks of §3 the hub made: the same code and message.
-                StatusCode::UNPROCESSABLE_ENTITY => {
-                    let error = &value["error"];
-                    Err(UserQuestionError::from_code_name(
-                        error["code"].as_str().unwrap_or("PROVIDER_FAILED"),
-                        error["message"].as_str().unwrap_or_default(),
-                    ))
+    /// `POST /api/v1/asks` → the ticket. With a deadline, each attempt's `timeoutMs` is the
+    /// time the ask has left (at least 1 ms), so that the hub's deadline ends with the
+    /// asker's, not a POST's delay (a retry while the hub restarts) later: the hub takes no
+    /// answer that no asker still waits for.
+    async fn post(&self, mut body: Value, deadline: Option<&Deadline>) -> Result<u64> {
+        self.with_retries(|| {
+            if let Some(deadline) = deadline {
+                body["timeoutMs"] = json!(time_left_ms(deadline));
+            }
+            let body = body.to_string();
+            async move {
+                let request = self
+                    .client
+                    .post(self.url("/api/v1/asks"))
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .timeout(REQUEST_SLACK)
+                    .body(body);
+                let (status, value) = match self.send(request).await {
+                    Try::Done(reply) => (reply.status, reply.body),
+                    Try::Down(why) => return Ok(Try::Down(why)),
+                };
+                match status {
+                    StatusCode::OK | StatusCode::CREATED => match value["ticket"].as_u64() {
+                        Some(ticket) => Ok(Try::Done(ticket)),
+                        None => Err(UserQuestionError::provider_failed(format!(
+                            "the user-questions hub at {} answered without a ticket",
+                            self.base
+                        ))),
+                    },
+                    // The checks of §3 the hub made: the same code and message.
+                    StatusCode::UNPROCESSABLE_ENTITY => {
+                        let error = &value["error"];
+                        Err(UserQuestionError::from_code_name(
+                            error["code"].as_str().unwrap_or("PROVIDER_FAILED"),
+                            error["message"].as_str().unwrap_or_default(),
+                        ))
+                    }
+                    _ => Err(self.refused(status, &value)),
                 }
-                _ => Err(self.refused(status, &value)),
             }
         })
         .await
