@@ -143,10 +143,14 @@ fn multi_select_with_custom_text_then_review_and_submit() {
     let screen = t.wait_for("1/2");
     assert!(screen.contains(" Package manager "), "{screen}");
     t.send("2");
-    let screen = t.wait_for("2/2");
-    assert!(screen.contains(" CI checks "), "{screen}");
-    assert!(screen.contains("Select all that apply."), "{screen}");
-    assert!(screen.contains("[ ] Unit tests  ★ Recommended"), "{screen}");
+    // The whole second frame (a frame read in two pieces shows its header over the first
+    // frame's body for a moment).
+    t.wait_until("the second question, whole", |s| {
+        s.contains("2/2")
+            && s.contains(" CI checks ")
+            && s.contains("Select all that apply.")
+            && s.contains("[ ] Unit tests  ★ Recommended")
+    });
     t.send(" ");
     t.wait_for("[x] Unit tests");
     t.send("3");
@@ -185,17 +189,14 @@ fn back_revisits_a_question_before_submitting() {
     t.send("4");
     t.wait_for("[x] End-to-end");
     t.send(keys::LEFT);
-    let screen = t.wait_for("1/2");
-    assert!(
-        screen.contains("pnpm  ★ Recommended  ← your answer"),
-        "the earlier answer is marked: {screen}"
-    );
+    // Whole frames (one read in two pieces shows its header over the last frame's body).
+    t.wait_until("the earlier answer is marked", |s| {
+        s.contains("1/2") && s.contains("pnpm  ★ Recommended  ← your answer")
+    });
     t.send("3");
-    let screen = t.wait_for("2/2");
-    assert!(
-        screen.contains("[x] End-to-end"),
-        "the later question keeps its state: {screen}"
-    );
+    t.wait_until("the later question keeps its state", |s| {
+        s.contains("2/2") && s.contains("[x] End-to-end")
+    });
     t.send(keys::ENTER);
     t.wait_for("Review your answers");
     // From the review, a number reopens that question.
