@@ -600,9 +600,23 @@ struct ServeArgs {
     /// How long settled asks are kept, e.g. 7d (the default), 12h
     #[arg(long, value_name = "DUR", value_parser = user_questions_hub::parse_duration)]
     retain: Option<Duration>,
-    /// How long a keyless ask waits for its asker to poll again, e.g. 60s (the default)
-    #[arg(long, value_name = "DUR", value_parser = user_questions_hub::parse_duration)]
+    /// How long a keyless ask waits for its asker to poll again, e.g. 60s (the default;
+    /// at least 1s)
+    #[arg(long, value_name = "DUR", value_parser = lease_parser)]
     lease: Option<Duration>,
+}
+
+/// `--lease`: a duration of at least a second. A shorter one would withdraw asks whose askers
+/// are polling (a poll renews the lease at most every 100 ms, and lapses are looked for once a
+/// second).
+fn lease_parser(text: &str) -> Result<Duration, String> {
+    let lease = user_questions_hub::parse_duration(text)?;
+    if lease < Duration::from_secs(1) {
+        return Err(format!(
+            "{text:?} is shorter than 1s: askers that poll would lose their asks"
+        ));
+    }
+    Ok(lease)
 }
 
 fn serve(args: ServeArgs) -> ExitCode {

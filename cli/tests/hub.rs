@@ -261,6 +261,18 @@ fn uq_serve_refuses_a_bad_store_url_and_bad_durations() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(15));
+    for short in ["0s", "500ms"] {
+        let output = Command::new(UQ)
+            .args(["serve", "--lease", short])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(15), "{short}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.starts_with("INVALID_ARGUMENT: ") && stderr.contains("shorter than 1s"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
