@@ -486,6 +486,14 @@ async fn migrate(client: &Client) -> StoreResult<()> {
 impl Store for PostgresStore {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
         Box::pin(async move {
+            // A key already held: that ask, found before inserting — an `INSERT … ON CONFLICT
+            // DO NOTHING` would use up a ticket number, and a number never issued must stay
+            // 404 `NOT_PENDING` (§20), not pass for a settled ask's.
+            if let Some(key) = ask.key.as_deref()
+                && let Some(existing) = self.by_key(key).await?
+            {
+                return Ok(Created::Existing(existing));
+            }
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
             let lease_ms = ask.lease().map(millis);
@@ -511,7 +519,7 @@ impl Store for PostgresStore {
                 self.announce(&format!("c:{ticket}")).await;
                 return Ok(Created::New(ask.stored(ticket, row.get(1))));
             }
-            // The key is taken: that ask.
+            // The key was taken meanwhile (another hub, the same instant): that ask.
             match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {
                 Some(existing) => Ok(Created::Existing(existing)),
                 None => Err(StoreError(

@@ -565,6 +565,37 @@ fn a_keyless_ask_orphaned_while_every_hub_was_down_lapses_after_they_restart() {
 }
 
 #[test]
+fn re_asks_with_a_known_key_use_up_no_ticket_number() {
+    let store = database("uq_key_tickets");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let keyed = json!({"questions": [{"id": "q", "question": "?"}], "key": "call-7"}).to_string();
+    let first = posted(&http, &one, &keyed);
+    for hub in [&one, &two, &one] {
+        let (code, value) = http.send(
+            reqwest::Method::POST,
+            hub,
+            "/api/v1/asks",
+            Some(keyed.clone()),
+        );
+        assert_eq!((code, value), (StatusCode::OK, json!({"ticket": first})));
+    }
+    // The next ask gets the next number, and a number past it was never issued: 404.
+    let next = posted(&http, &two, ASK);
+    assert_eq!(next, first + 1);
+    for hub in [&one, &two] {
+        let (code, value) = http.send(
+            reqwest::Method::DELETE,
+            hub,
+            &format!("/api/v1/asks/{}", next + 1),
+            None,
+        );
+        assert_eq!(code, StatusCode::NOT_FOUND, "{value}");
+        assert_eq!(value["error"]["code"], "NOT_PENDING");
+    }
+}
+
+#[test]
 fn any_hub_lists_and_settles_an_ask_the_moment_another_has_acknowledged_it() {
     let store = database("uq_at_once");
     let (one, two) = (hub(&store), hub(&store));
