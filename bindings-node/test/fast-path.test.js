@@ -197,7 +197,9 @@ test('the bound functions: the same outcomes and errors as the methods they stan
   const inbox = new native.NativeInbox()
   const answerTicket = inbox.answerer()
   assert.throws(() => answerTicket(1, JSON.stringify(YES)), { code: 'NOT_PENDING' })
-  assert.throws(() => answerTicket(-1, JSON.stringify(YES)), { code: 'INVALID_ARGUMENT' })
+  // As `answer`: an integer no ticket can have was never issued; a non-integer is no ticket.
+  assert.throws(() => answerTicket(-1, JSON.stringify(YES)), { code: 'NOT_PENDING', message: 'question -1 is not pending' })
+  assert.throws(() => answerTicket(1.5, JSON.stringify(YES)), { code: 'INVALID_ARGUMENT' })
   ctx.dispose()
 })
 
