@@ -6,22 +6,9 @@
 
 #![forbid(unsafe_code)]
 
-/// `println!`, `print!` and `eprintln!` that never panic: a terminal that went away (a
-/// closed window, a dropped SSH session) fails the write, which must not turn the ask's
-/// outcome into a panic (exit 101) — the exit status still says what happened.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout();
-        let _ = write!(out, $($arg)*).and_then(|()| out.flush());
-    }};
-}
+/// `eprintln!` that never panics: a terminal that went away (a closed window, a dropped SSH
+/// session) fails the write, which must not turn the ask's outcome into a panic (exit 101) —
+/// the exit status still says what happened. Results on stdout go through `print_out`.
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -280,7 +267,7 @@ fn argument_failure(error: clap::Error) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            out!("{}", error.render());
+            let _ = print_out(error.render().to_string().as_bytes());
             errln!("{}: a command is required", ErrorCode::InvalidArgument);
             return invalid_argument();
         }
@@ -493,10 +480,7 @@ fn ask(args: AskArgs) -> ExitCode {
     };
     announce(url);
     match wait(ctx, options, &controller, pending) {
-        Ok(answer) => {
-            outln!("{}", answer.to_compact_json());
-            ExitCode::SUCCESS
-        }
+        Ok(answer) => print_out(format!("{}\n", answer.to_compact_json()).as_bytes()),
         Err(e) => fail(&e),
     }
 }
@@ -542,10 +526,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     };
     announce(url);
     match wait(ctx, options, &controller, pending) {
-        Ok(review) => {
-            outln!("{}", review.to_json());
-            ExitCode::SUCCESS
-        }
+        Ok(review) => print_out(format!("{}\n", review.to_json()).as_bytes()),
         Err(e) => fail(&e),
     }
 }
@@ -558,19 +539,15 @@ fn journal(args: JournalArgs) -> ExitCode {
     };
     let summary = journal::Summary::of(&bytes);
     if args.json {
-        outln!("{}", summary.to_json());
+        print_out(format!("{}\n", summary.to_json()).as_bytes())
     } else {
-        out!("{}", summary.to_text(file.unwrap_or("-")));
+        print_out(summary.to_text(file.unwrap_or("-")).as_bytes())
     }
-    ExitCode::SUCCESS
 }
 
 fn check(args: FileArg) -> ExitCode {
     match read_questions(args.file.as_deref()).and_then(|q| validate_questions(&q)) {
-        Ok(()) => {
-            outln!("ok");
-            ExitCode::SUCCESS
-        }
+        Ok(()) => print_out(b"ok\n"),
         Err(e) => fail(&e),
     }
 }

@@ -157,8 +157,6 @@ fn end_to_end(total: usize, store: &str) {
     hub.shutdown();
 }
 
-/// Prints one figure: `n` of `what` (`(one, from)`: "ask", "hosts") in `elapsed`, the rate, and
-/// the median and 99th percentile of one.
 /// Where PostgreSQL's write-ahead log stands, in bytes: what the store has written is the
 /// difference between two of these. `None` for SQLite.
 fn wal_position(store: &str) -> Option<i64> {
@@ -189,6 +187,8 @@ fn wal_since(store: &str, before: Option<i64>) -> Option<i64> {
     Some(wal_position(store)? - before?)
 }
 
+/// Prints one figure: `n` of `what` (`(one, from)`: "ask", "hosts") in `elapsed`, the rate, and
+/// the median and 99th percentile of one.
 fn report(
     figure: &str,
     store: &str,

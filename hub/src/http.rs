@@ -140,7 +140,6 @@ async fn withdraw(
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }
 
-/// A ticket that is not a positive integer was never issued.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,7 +137,7 @@ impl TtyInput {
         if revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
             return Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
-                "the terminal went away (hung up)",
+                "it hung up (its window closed, or its session dropped)",
             ));
         }
         Ok(revents.contains(PollFlags::IN))
