@@ -12,6 +12,11 @@ use std::time::{Duration, Instant};
 const UQ: &str = env!("CARGO_BIN_EXE_uq");
 const TOKEN: &str = "cli-hub-token";
 /// Generous bound for things that should happen soon; tests assert outcomes, not durations.
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
+
+use mcp_client::McpClient;
+
 const PATIENCE: Duration = Duration::from_secs(30);
 
 struct Serve {
@@ -348,40 +353,16 @@ fn uq_mcp_with_a_hub_answers_a_tool_call_with_the_answer_given_on_the_hub() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn uq mcp");
-    let mut stdin = mcp.stdin.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stdout = mcp.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let send = |stdin: &mut std::process::ChildStdin, message: serde_json::Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}}),
+    let mut client = McpClient::new(
+        mcp.stdin.take().unwrap(),
+        mcp.stdout.take().unwrap(),
+        PATIENCE,
     );
-    let init: serde_json::Value =
-        serde_json::from_str(&rx.recv_timeout(PATIENCE).expect("initialize answered")).unwrap();
-    assert_eq!(init["id"], 1);
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
-    send(
-        &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "ask_user_question",
-            "arguments": {"questions": [{"id": "deploy", "question": "Deploy now?",
-                "options": [{"label": "Yes"}, {"label": "No"}]}]}}}),
+    client.initialize();
+    client.ask(
+        2,
+        serde_json::json!({"questions": [{"id": "deploy", "question": "Deploy now?",
+            "options": [{"label": "Yes"}, {"label": "No"}]}]}),
     );
     wait_for("the tool call's question on the hub", || {
         pending(&hub.addr).contains("Deploy now?")
@@ -394,15 +375,14 @@ fn uq_mcp_with_a_hub_answers_a_tool_call_with_the_answer_given_on_the_hub() {
     )
     .unwrap();
     assert_eq!(status, 200, "{body}");
-    let reply: serde_json::Value =
-        serde_json::from_str(&rx.recv_timeout(PATIENCE).expect("tools/call answered")).unwrap();
+    let reply = client.reply("tools/call answered");
     assert_eq!(reply["id"], 2);
     assert_eq!(reply["result"]["isError"], false);
     assert_eq!(
         reply["result"]["content"][0]["text"],
         r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#
     );
-    drop(stdin);
+    client.close();
     let status = mcp.wait().unwrap();
     assert!(
         status.success(),

@@ -2,11 +2,14 @@
 //! screen is read through a vt100 emulator, the answer JSON is read from stdout (a pipe), and
 //! after every run the terminal must be back to normal (cooked mode, main screen, cursor).
 
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
 #[path = "../../terminal/tests/support/pty.rs"]
 mod pty;
 
 use std::process::Command;
 
+use mcp_client::McpClient;
 use pty::{Finished, Pty, keys};
 use user_questions::{parse_answer_json, parse_request_questions_json, validate_answer};
 
@@ -630,4 +633,35 @@ fn review_plan_with_a_deadline_counts_down_and_times_out() {
         "{}",
         done.screen
     );
+}
+
+/// `uq mcp` without a mode (§22: the mode is optional): stdin and stdout carry the MCP
+/// protocol, so a tool call is asked on the terminal `uq mcp` was started from — its
+/// controlling terminal — and the answer typed there is the tool result the client reads.
+#[test]
+fn uq_mcp_without_a_mode_asks_on_its_controlling_terminal() {
+    let mut t = Pty::spawn_with_piped_stdin(uq(&["mcp"]), 80, 30);
+    let mut client = McpClient::new(t.take_stdin(), t.take_stdout(), pty::TIMEOUT);
+    client.initialize();
+    client.ask(
+        2,
+        serde_json::json!({"questions": [{"id": "deploy", "question": "Deploy now?",
+            "options": [{"label": "Yes"}, {"label": "No"}]}]}),
+    );
+    t.wait_for("Deploy now?");
+    // Nothing reaches the client before the person answers.
+    assert!(!client.has_replied(), "a reply before the answer");
+    t.send(keys::DOWN);
+    t.send(keys::ENTER);
+    let reply = client.reply("tools/call answered");
+    assert_eq!(reply["id"], 2);
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"{"answers":[{"id":"deploy","selected":["No"]}]}"#
+    );
+    client.close();
+    let done = t.finish();
+    assert_eq!(done.code(), 0, "uq mcp exits 0 when its stdin closes");
+    assert!(done.restored, "{}", done.restore_report);
 }

@@ -13,7 +13,7 @@ use std::num::NonZeroU16;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -110,21 +110,39 @@ impl Pty {
     /// Starts `command` on a new `cols` × `rows` terminal: stdin and stderr are the terminal
     /// (its controlling terminal, in a new session), stdout is a pipe. `TERM` is set to
     /// `xterm-256color` unless the command sets it.
-    pub fn spawn(mut command: Command, cols: u16, rows: u16) -> Pty {
+    pub fn spawn(command: Command, cols: u16, rows: u16) -> Pty {
+        Pty::start(command, cols, rows, false)
+    }
+
+    /// Like [`Pty::spawn`], but stdin is a pipe too (take it with [`Pty::take_stdin`]): the
+    /// terminal is only the program's controlling terminal and its stderr, as for a program
+    /// speaking a protocol on stdio that draws its UI on the terminal it was started from.
+    pub fn spawn_with_piped_stdin(command: Command, cols: u16, rows: u16) -> Pty {
+        Pty::start(command, cols, rows, true)
+    }
+
+    fn start(mut command: Command, cols: u16, rows: u16, piped_stdin: bool) -> Pty {
         let (master, slave) = open_pty(cols, rows);
         let slave_err = slave.try_clone().expect("dup the pty");
         command
-            .stdin(Stdio::from(slave))
             .stderr(Stdio::from(slave_err))
             .stdout(Stdio::piped());
+        if piped_stdin {
+            command.stdin(Stdio::piped());
+        } else {
+            command.stdin(Stdio::from(slave));
+        }
         if !command.get_envs().any(|(k, _)| k == "TERM") {
             command.env("TERM", "xterm-256color");
         }
-        // SAFETY: only async-signal-safe system calls run between fork and exec.
+        // The descriptor that is the terminal in the child: stdin, else stderr.
+        let tty_fd = if piped_stdin { 2 } else { 0 };
+        // SAFETY: only async-signal-safe system calls run between fork and exec, and `tty_fd`
+        // is open in the child (stdin or stderr, set to the pty's slave above).
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 rustix::process::setsid()?;
-                rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
+                rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(tty_fd))?;
                 Ok(())
             });
         }
@@ -200,6 +218,20 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(15));
         }
+    }
+
+    /// The program's stdin (only after [`Pty::spawn_with_piped_stdin`]); closing it is the
+    /// end of its input.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.child
+            .stdin
+            .take()
+            .expect("stdin is a pipe, not yet taken")
+    }
+
+    /// The program's stdout, to read as it writes (then [`Finished::stdout`] is empty).
+    pub fn take_stdout(&mut self) -> ChildStdout {
+        self.child.stdout.take().expect("stdout not yet taken")
     }
 
     /// Types `text` (key sequences included) as one write.
