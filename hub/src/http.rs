@@ -119,7 +119,7 @@ async fn poll(
     Path(ticket): Path<String>,
     Query(query): Query<PollQuery>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket).map_err(|_| user_questions_web::http::not_pending(&ticket))?;
+    let ticket = ticket_of(&ticket)?;
     let wait = wait_of(&query)?;
     let polled = server.asks.status(ticket, wait).await?;
     let mut response = json_response(StatusCode::OK, polled.body);
@@ -135,7 +135,7 @@ async fn withdraw(
     State(server): State<Arc<Server>>,
     Path(ticket): Path<String>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket).map_err(|_| user_questions_web::http::not_pending(&ticket))?;
+    let ticket = ticket_of(&ticket)?;
     server.asks.settle(ticket, Settle::Withdraw).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }

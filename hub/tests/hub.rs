@@ -592,9 +592,44 @@ fn unknown_and_settled_tickets() {
             "{path}"
         );
     }
-    let (status, value) = f.get("/api/v1/asks/abc");
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(error_of(&value).0, "NOT_PENDING");
+    // A number no ticket can have is a ticket never issued, in the inbox's words; a
+    // `{ticket}` that is not decimal digits names no resource, as on the questions' routes.
+    for (method, path, error) in [
+        (
+            Method::GET,
+            "/api/v1/asks/0",
+            ("NOT_PENDING", "question 0 is not pending"),
+        ),
+        (
+            Method::DELETE,
+            "/api/v1/asks/007",
+            ("NOT_PENDING", "question 7 is not pending"),
+        ),
+        (
+            Method::GET,
+            "/api/v1/asks/abc",
+            ("NOT_FOUND", "no such resource"),
+        ),
+        (
+            Method::GET,
+            "/api/v1/asks/0x1",
+            ("NOT_FOUND", "no such resource"),
+        ),
+        (
+            Method::DELETE,
+            "/api/v1/asks/-1",
+            ("NOT_FOUND", "no such resource"),
+        ),
+        (
+            Method::DELETE,
+            "/api/v1/asks/+1",
+            ("NOT_FOUND", "no such resource"),
+        ),
+    ] {
+        let (status, value) = f.send(method.clone(), path, None);
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert_eq!(error_of(&value), error, "{method} {path}");
+    }
     let t = f.post_ask(ask_body("q"));
     assert_eq!(
         f.delete(&format!("/api/v1/asks/{t}")),
