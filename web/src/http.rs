@@ -305,7 +305,7 @@ async fn guard<S: Questions>(
 
 fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
     let headers = request.headers();
-    if access.loopback && !host_is_loopback(headers) {
+    if access.loopback && !host_is_loopback(request) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
@@ -384,11 +384,19 @@ fn is_loopback_name(host: &str) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn host_is_loopback(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| is_loopback_name(host_name(v)))
+/// Whether the request is addressed to a loopback host: exactly one `Host` header naming one
+/// (RFC 9112 §3.2: two are a bad request), and, when the target is in absolute form
+/// (`GET http://host/…`), a loopback host there too — the target's host overrides `Host`.
+fn host_is_loopback(request: &Request) -> bool {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return false;
+    };
+    host.to_str().is_ok_and(|v| is_loopback_name(host_name(v)))
+        && request
+            .uri()
+            .authority()
+            .is_none_or(|target| is_loopback_name(target.host().trim_matches(['[', ']'])))
 }
 
 /// Whether an `Origin` header is present and names another origin than the `Host` asked for.

@@ -493,6 +493,33 @@ async fn a_foreign_host_is_forbidden_on_loopback() {
         assert!(out.contains(r#""code":"FORBIDDEN""#), "{out}");
         assert!(out.contains("content-security-policy: default-src 'self'"));
     }
+    // Two `Host` headers, or a target in absolute form naming another host, are not
+    // addressed to this loopback server either, whichever comes first.
+    for head in [
+        format!("GET /api/v1/questions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example"),
+        format!("GET /api/v1/questions HTTP/1.1\r\nHost: evil.example\r\nHost: 127.0.0.1:{port}"),
+        format!("GET http://evil.example/api/v1/questions HTTP/1.1\r\nHost: 127.0.0.1:{port}"),
+    ] {
+        let out = raw(
+            addr,
+            &format!("{head}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"),
+        );
+        assert!(out.starts_with("HTTP/1.1 403"), "{head}: {out}");
+        assert!(out.contains(r#""code":"FORBIDDEN""#), "{out}");
+    }
+    for target in [
+        format!("http://127.0.0.1:{port}/api/v1/questions"),
+        format!("http://[::1]:{port}/api/v1/questions"),
+        format!("http://localhost:{port}/api/v1/questions"),
+    ] {
+        let out = raw(
+            addr,
+            &format!(
+                "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        assert!(out.starts_with("HTTP/1.1 200"), "{target}: {out}");
+    }
     // Also without a token: the rebinding check comes first.
     let out = raw(
         addr,
