@@ -600,20 +600,23 @@ fn review_plan_auto_on_a_terminal_asks_nobody() {
 
 #[test]
 fn a_plan_piped_in_is_reviewed_on_the_controlling_terminal() {
-    let mut command = Command::new("sh");
-    command.args([
-        "-c",
-        "exec \"$0\" review-plan - < \"$1\"",
-        env!("CARGO_BIN_EXE_uq"),
-        &plan(),
-    ]);
-    let mut t = Pty::spawn(command, 80, 30);
-    t.wait_for("esc cancel");
-    t.send("3");
-    let done = t.finish();
-    assert!(done.restored, "{}", done.restore_report);
-    assert_eq!(done.code(), 0, "{}", done.screen);
-    assert_eq!(done.stdout, "{\"decision\":\"rejected\"}\n");
+    // Also with stderr sent to a log: the screen is drawn on the terminal itself.
+    for stderr in ["", " 2>/dev/null"] {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            &format!("exec \"$0\" review-plan - < \"$1\"{stderr}"),
+            env!("CARGO_BIN_EXE_uq"),
+            &plan(),
+        ]);
+        let mut t = Pty::spawn(command, 80, 30);
+        t.wait_for("esc cancel");
+        t.send("3");
+        let done = t.finish();
+        assert!(done.restored, "{stderr}: {}", done.restore_report);
+        assert_eq!(done.code(), 0, "{stderr}: {}", done.screen);
+        assert_eq!(done.stdout, "{\"decision\":\"rejected\"}\n");
+    }
 }
 
 #[test]
@@ -637,10 +640,17 @@ fn review_plan_with_a_deadline_counts_down_and_times_out() {
 
 /// `uq mcp` without a mode (§22: the mode is optional): stdin and stdout carry the MCP
 /// protocol, so a tool call is asked on the terminal `uq mcp` was started from — its
-/// controlling terminal — and the answer typed there is the tool result the client reads.
+/// controlling terminal — and the answer typed there is the tool result the client reads;
+/// also when its stderr is a pipe (an MCP client logging its servers' stderr).
 #[test]
 fn uq_mcp_without_a_mode_asks_on_its_controlling_terminal() {
-    let mut t = Pty::spawn_with_piped_stdin(uq(&["mcp"]), 80, 30);
+    for stderr_piped in [false, true] {
+        mcp_on_the_controlling_terminal(stderr_piped);
+    }
+}
+
+fn mcp_on_the_controlling_terminal(stderr_piped: bool) {
+    let mut t = Pty::spawn_with_pipes(uq(&["mcp"]), 80, 30, stderr_piped);
     let mut client = McpClient::new(t.take_stdin(), t.take_stdout(), pty::TIMEOUT);
     client.initialize();
     client.ask(
@@ -662,6 +672,12 @@ fn uq_mcp_without_a_mode_asks_on_its_controlling_terminal() {
     );
     client.close();
     let done = t.finish();
-    assert_eq!(done.code(), 0, "uq mcp exits 0 when its stdin closes");
+    assert_eq!(
+        done.code(),
+        0,
+        "uq mcp exits 0 when its stdin closes (stderr piped: {stderr_piped})"
+    );
     assert!(done.restored, "{}", done.restore_report);
+    // The screen went to the terminal, not to the log.
+    assert!(!done.stderr.contains("Deploy now?"), "{}", done.stderr);
 }

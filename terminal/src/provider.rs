@@ -257,12 +257,13 @@ impl TerminalProvider {
         }
     }
 
-    /// The interactive screen on the process's controlling terminal, also when stdin is not
-    /// a TTY (a plan piped in: keys are read from `/dev/tty`). `None` when stderr is not a
-    /// TTY, `TERM` is `dumb`, or there is no controlling terminal.
+    /// The interactive screen on the process's controlling terminal, also when stdin or
+    /// stderr is not a TTY (a plan piped in, an MCP client's pipes: keys are read from
+    /// `/dev/tty`, and the screen is drawn there unless stderr is the terminal). `None` when
+    /// `TERM` is `dumb` or there is no controlling terminal.
     pub fn on_controlling_terminal() -> Option<TerminalProvider> {
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        if dumb || !io::stderr().is_terminal() {
+        if dumb || !crate::screen::can_draw() {
             return None;
         }
         let tty = io::stdin().is_terminal()

@@ -3,8 +3,8 @@
 //! leaving, on an error, on unwinding, and from a panic hook on any thread.
 
 use std::io::{self, Write};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 use crossterm::cursor::{Hide, MoveTo, Show};
@@ -23,10 +23,61 @@ use crate::render::Line;
 static ON_SCREEN: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
 
+/// The terminal the screen is drawn on: stderr when it is a terminal, else the controlling
+/// terminal (`/dev/tty`) — stderr may be a pipe to a log, as when an MCP client runs
+/// `uq mcp`. Decided once per process.
+fn drawing_terminal() -> Option<&'static std::fs::File> {
+    static TTY: OnceLock<Option<std::fs::File>> = OnceLock::new();
+    TTY.get_or_init(|| {
+        use std::io::IsTerminal;
+        if io::stderr().is_terminal() {
+            return None;
+        }
+        std::fs::File::options().write(true).open("/dev/tty").ok()
+    })
+    .as_ref()
+}
+
+/// A writer to the terminal the screen is drawn on (see [`drawing_terminal`]).
+fn drawing() -> Drawing {
+    match drawing_terminal() {
+        Some(tty) => Drawing::Tty(tty),
+        None => Drawing::Stderr(io::stderr().lock()),
+    }
+}
+
+enum Drawing {
+    Stderr(io::StderrLock<'static>),
+    Tty(&'static std::fs::File),
+}
+
+impl Write for Drawing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Drawing::Stderr(out) => out.write(buf),
+            Drawing::Tty(tty) => (*tty).write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Drawing::Stderr(out) => out.flush(),
+            Drawing::Tty(tty) => (*tty).flush(),
+        }
+    }
+}
+
+/// Whether the screen can be drawn on a terminal: stderr is one, or the process has a
+/// controlling terminal.
+pub(crate) fn can_draw() -> bool {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal() || drawing_terminal().is_some()
+}
+
 /// Raw mode off, main screen back, cursor shown. Safe to call when already restored.
 fn restore() -> io::Result<()> {
-    let mut err = io::stderr();
-    let left = execute!(err, ResetColor, LeaveAlternateScreen, Show);
+    let mut out = drawing();
+    let left = execute!(out, ResetColor, LeaveAlternateScreen, Show);
     let cooked = terminal::disable_raw_mode();
     left.and(cooked)
 }
@@ -173,7 +224,7 @@ impl Screen {
         self.active = true;
         ON_SCREEN.store(true, Ordering::SeqCst);
         terminal::enable_raw_mode()?;
-        execute!(io::stderr(), EnterAlternateScreen, Hide)?;
+        execute!(drawing(), EnterAlternateScreen, Hide)?;
         Ok(())
     }
 
@@ -193,7 +244,7 @@ impl Screen {
     /// Paints `lines` from the top, clearing what was there.
     pub fn paint(&mut self, lines: &[Line]) -> io::Result<()> {
         self.ensure()?;
-        let mut out = io::stderr().lock();
+        let mut out = drawing();
         queue!(out, BeginSynchronizedUpdate)?;
         for (row, line) in lines.iter().enumerate() {
             let row = u16::try_from(row).unwrap_or(u16::MAX);
@@ -239,7 +290,7 @@ impl Screen {
     /// Leaves the screen (restoring the terminal) and prints `notes` on the main screen.
     pub fn leave(mut self, notes: &[Note]) -> io::Result<()> {
         self.restore_now()?;
-        let mut out = io::stderr().lock();
+        let mut out = drawing();
         for note in notes {
             let style = ContentStyle {
                 foreground_color: Some(note.color),

@@ -50,6 +50,17 @@ pub struct Pty {
     reader: Option<JoinHandle<()>>,
     /// Tells the reader to stop and close its end (see `hang_up`).
     stop: Arc<AtomicBool>,
+    /// Reads a piped stderr to its end.
+    stderr: Option<JoinHandle<String>>,
+    /// The terminal's slave side, kept open on this side until the program has exited.
+    held_slave: Option<OwnedFd>,
+}
+
+/// Which of the standard streams are the terminal (stdout is always a pipe).
+enum Stdio3 {
+    Terminal,
+    StdinPiped,
+    AllPiped,
 }
 
 /// What a finished program left behind.
@@ -57,6 +68,8 @@ pub struct Finished {
     pub status: ExitStatus,
     /// Everything it wrote on stdout (the pipe).
     pub stdout: String,
+    /// Everything it wrote on stderr when that was a pipe, else empty.
+    pub stderr: String,
     /// The emulated screen at the end.
     pub screen: String,
     /// Whether the terminal is back to normal: cooked mode with echo and signals, output
@@ -111,42 +124,69 @@ impl Pty {
     /// (its controlling terminal, in a new session), stdout is a pipe. `TERM` is set to
     /// `xterm-256color` unless the command sets it.
     pub fn spawn(command: Command, cols: u16, rows: u16) -> Pty {
-        Pty::start(command, cols, rows, false)
+        Pty::start(command, cols, rows, Stdio3::Terminal)
     }
 
-    /// Like [`Pty::spawn`], but stdin is a pipe too (take it with [`Pty::take_stdin`]): the
-    /// terminal is only the program's controlling terminal and its stderr, as for a program
-    /// speaking a protocol on stdio that draws its UI on the terminal it was started from.
-    pub fn spawn_with_piped_stdin(command: Command, cols: u16, rows: u16) -> Pty {
-        Pty::start(command, cols, rows, true)
-    }
-
-    fn start(mut command: Command, cols: u16, rows: u16, piped_stdin: bool) -> Pty {
-        let (master, slave) = open_pty(cols, rows);
-        let slave_err = slave.try_clone().expect("dup the pty");
-        command
-            .stderr(Stdio::from(slave_err))
-            .stdout(Stdio::piped());
-        if piped_stdin {
-            command.stdin(Stdio::piped());
+    /// Like [`Pty::spawn`], but stdin is a pipe too (take it with [`Pty::take_stdin`]), and
+    /// with `stderr_piped` stderr as well ([`Finished::stderr`]): the terminal is
+    /// then only the program's controlling terminal (and its stderr unless piped), as for a
+    /// program speaking a protocol on stdio that draws its UI on the terminal it was started
+    /// from — as an MCP client starts its servers, stderr piped to its log.
+    pub fn spawn_with_pipes(command: Command, cols: u16, rows: u16, stderr_piped: bool) -> Pty {
+        let stdio = if stderr_piped {
+            Stdio3::AllPiped
         } else {
-            command.stdin(Stdio::from(slave));
+            Stdio3::StdinPiped
+        };
+        Pty::start(command, cols, rows, stdio)
+    }
+
+    fn start(mut command: Command, cols: u16, rows: u16, stdio: Stdio3) -> Pty {
+        let (master, slave) = open_pty(cols, rows);
+        // The slave's descriptor number, open in the child until it execs: the controlling
+        // terminal is set through it whichever standard streams are the terminal.
+        let slave_fd = std::os::fd::AsRawFd::as_raw_fd(&slave);
+        command.stdout(Stdio::piped());
+        match stdio {
+            Stdio3::Terminal => {
+                let slave_err = slave.try_clone().expect("dup the pty");
+                command
+                    .stdin(Stdio::from(slave.try_clone().expect("dup the pty")))
+                    .stderr(Stdio::from(slave_err));
+            }
+            Stdio3::StdinPiped => {
+                let slave_err = slave.try_clone().expect("dup the pty");
+                command.stdin(Stdio::piped()).stderr(Stdio::from(slave_err));
+            }
+            Stdio3::AllPiped => {
+                command.stdin(Stdio::piped()).stderr(Stdio::piped());
+            }
         }
         if !command.get_envs().any(|(k, _)| k == "TERM") {
             command.env("TERM", "xterm-256color");
         }
-        // The descriptor that is the terminal in the child: stdin, else stderr.
-        let tty_fd = if piped_stdin { 2 } else { 0 };
-        // SAFETY: only async-signal-safe system calls run between fork and exec, and `tty_fd`
-        // is open in the child (stdin or stderr, set to the pty's slave above).
+        // SAFETY: only async-signal-safe system calls run between fork and exec, and
+        // `slave_fd` stays open in the child until exec (`slave` lives until after `spawn`).
         unsafe {
             command.pre_exec(move || {
                 rustix::process::setsid()?;
-                rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(tty_fd))?;
+                rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(slave_fd))?;
                 Ok(())
             });
         }
-        let child = command.spawn().expect("the program starts");
+        let mut child = command.spawn().expect("the program starts");
+        // The child may hold no descriptor of the terminal for a while (no standard stream on
+        // it, or a shell redirecting them before it execs a program that opens `/dev/tty`), and
+        // the master would read EIO (the end) in between: this side keeps the slave open until
+        // `finish`.
+        let held_slave = Some(slave);
+        let stderr = child.stderr.take().map(|mut piped| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = piped.read_to_string(&mut text);
+                text
+            })
+        });
         let output = Arc::new(Mutex::new(Output {
             parser: vt100::Parser::new(nonzero(rows), nonzero(cols), 0),
             raw: Vec::new(),
@@ -191,6 +231,8 @@ impl Pty {
             output,
             reader: Some(reader),
             stop,
+            stderr,
+            held_slave,
         }
     }
 
@@ -220,8 +262,8 @@ impl Pty {
         }
     }
 
-    /// The program's stdin (only after [`Pty::spawn_with_piped_stdin`]); closing it is the
-    /// end of its input.
+    /// The program's stdin (only after [`Pty::spawn_with_pipes`]); closing it is the end of
+    /// its input.
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.child
             .stdin
@@ -306,6 +348,8 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(15));
         };
+        // The program is gone: once this side's slave closes too, the reader reads the end.
+        self.held_slave = None;
         if let Some(reader) = self.reader.take() {
             reader.join().expect("the pty reader");
         }
@@ -313,6 +357,11 @@ impl Pty {
         if let Some(mut out) = self.child.stdout.take() {
             out.read_to_string(&mut stdout).expect("read stdout");
         }
+        let stderr = self
+            .stderr
+            .take()
+            .map(|reader| reader.join().expect("the stderr reader"))
+            .unwrap_or_default();
         let (screen, restored, restore_report) = {
             let out = self.output.lock().unwrap();
             let s = out.parser.screen();
@@ -341,6 +390,7 @@ impl Pty {
         Finished {
             status,
             stdout,
+            stderr,
             screen,
             restored,
             restore_report,
