@@ -17,6 +17,7 @@ macro_rules! errln {
 }
 
 mod input;
+mod interrupt;
 mod journal;
 mod mcp;
 
@@ -24,20 +25,16 @@ use std::future::Future;
 use std::io::{Cursor, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueHint};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use user_questions::deadline::timeout_from_seconds;
 use user_questions::{
-    AbortController, AutoPolicy, AutoResponder, Context, ErrorCode, ProviderRegistration,
-    ReviewPlanRequest, UserQuestionError, ask_user_question, validate_questions,
+    AutoPolicy, AutoResponder, Context, ErrorCode, ProviderRegistration, ReviewPlanRequest,
+    UserQuestionError, ask_user_question, validate_questions,
 };
 use user_questions_hub::HubConfig;
 use user_questions_remote::RemoteProvider;
@@ -45,6 +42,7 @@ use user_questions_terminal::TerminalProvider;
 use user_questions_web::{DEFAULT_LISTEN, WebProvider};
 
 use crate::input::{is_stdin, read_input, read_questions, split_request};
+use crate::interrupt::{Dismissable, Interrupts};
 
 const ABOUT: &str = "uq: ask a person from a shell script";
 
@@ -329,12 +327,16 @@ fn context(options: &AskOptions) -> Context {
 fn register(
     ctx: &Context,
     options: &AskOptions,
+    interrupts: &Interrupts,
     person: impl FnOnce() -> TerminalProvider,
 ) -> Result<(ProviderRegistration, Option<String>), UserQuestionError> {
+    // SIGINT dismisses what a person is shown (see `interrupt`).
+    let dismissed = interrupts.dismiss.signal();
+    let service = ctx.user_questions();
     if let Some(url) = &options.hub {
+        let remote = remote_provider(url, options.token.as_deref())?;
         return Ok((
-            ctx.user_questions()
-                .register_provider(remote_provider(url, options.token.as_deref())?)?,
+            service.register_provider(Dismissable::new(remote, dismissed))?,
             None,
         ));
     }
@@ -343,13 +345,15 @@ fn register(
         let web = WebProvider::bind(listen)?;
         let url = web.url().to_owned();
         // Owned by the context: dropping it stops the server.
-        return Ok((ctx.user_questions().register_provider(web)?, Some(url)));
+        return Ok((
+            service.register_provider(Dismissable::new(web, dismissed))?,
+            Some(url),
+        ));
     }
     let registration = match options.auto {
-        Some(policy) => ctx
-            .user_questions()
+        Some(policy) => service
             .register_provider(AutoResponder::new(policy).approve_intents(options.approve_intents)),
-        None => ctx.user_questions().register_provider(person()),
+        None => service.register_provider(Dismissable::new(person(), dismissed)),
     };
     Ok((registration?, None))
 }
@@ -383,32 +387,18 @@ fn announce(url: Option<String>) {
     }
 }
 
-/// Waits for an ask started with `controller`'s signal. SIGTERM and SIGHUP withdraw it
-/// (`ASK_ABORTED`) and SIGINT cancels it (`ASK_CANCELLED`), so the terminal is restored
+/// Waits for an ask started with `interrupts.withdraw`'s signal, watching the signals that
+/// end it (see [`Interrupts`]) unless the auto-responder answers, so the terminal is restored
 /// before the process ends. Disposes the context (stopping the terminal) before returning,
 /// and warns once on stderr when the journal could not be written.
 fn wait<T>(
     ctx: Context,
     options: &AskOptions,
-    controller: &AbortController,
+    interrupts: &Interrupts,
     ask: impl Future<Output = Result<T, UserQuestionError>>,
 ) -> Result<T, UserQuestionError> {
-    let interrupted = Arc::new(AtomicI32::new(0));
     if options.auto.is_none() {
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| {
-            UserQuestionError::new(
-                ErrorCode::Internal,
-                format!("cannot watch for signals: {e}"),
-            )
-        })?;
-        let interrupted = interrupted.clone();
-        let controller = controller.clone();
-        std::thread::spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                interrupted.store(signal, Ordering::SeqCst);
-                controller.abort();
-            }
-        });
+        interrupts.watch()?;
     }
     let result = futures::executor::block_on(ask);
     if let Some(error) = ctx.user_questions().take_journal_error() {
@@ -416,16 +406,7 @@ fn wait<T>(
     }
     // Stop the terminal thread (restoring the terminal) before printing.
     drop(ctx);
-    match result {
-        // Ctrl-C where it is a signal (line prompts): the person dismissed the question.
-        Err(e)
-            if e.code() == ErrorCode::AskAborted
-                && interrupted.load(Ordering::SeqCst) == SIGINT =>
-        {
-            Err(UserQuestionError::cancelled())
-        }
-        other => other,
-    }
+    result
 }
 
 fn ask(args: AskArgs) -> ExitCode {
@@ -449,7 +430,8 @@ fn ask(args: AskArgs) -> ExitCode {
         Ok(split) => split,
         Err(e) => return fail(&e),
     };
-    let registration = register(&ctx, options, || match answer_lines {
+    let interrupts = Interrupts::default();
+    let registration = register(&ctx, options, &interrupts, || match answer_lines {
         Some(lines) => TerminalProvider::with_line_prompts(Cursor::new(lines), std::io::stderr()),
         None => TerminalProvider::new(),
     });
@@ -457,7 +439,7 @@ fn ask(args: AskArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let controller = AbortController::new();
+    let controller = &interrupts.withdraw;
     let service = ctx.user_questions();
     // Started by the core from the request as given, so a malformed one is journaled too.
     let started = match request {
@@ -479,7 +461,7 @@ fn ask(args: AskArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     announce(url);
-    match wait(ctx, options, &controller, pending) {
+    match wait(ctx, options, &interrupts, pending) {
         Ok(answer) => print_out(format!("{}\n", answer.to_compact_json()).as_bytes()),
         Err(e) => fail(&e),
     }
@@ -499,7 +481,8 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     // A plan piped on stdin leaves no stdin for answers: the keys come from the controlling
     // terminal, and without one the line prompts read nothing (cancelled).
     let piped = is_stdin(file) && !std::io::stdin().is_terminal();
-    let registration = register(&ctx, options, || {
+    let interrupts = Interrupts::default();
+    let registration = register(&ctx, options, &interrupts, || {
         if piped {
             TerminalProvider::on_controlling_terminal().unwrap_or_else(|| {
                 TerminalProvider::with_line_prompts(Cursor::new(""), std::io::stderr())
@@ -512,8 +495,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let controller = AbortController::new();
-    let mut request = ReviewPlanRequest::new(plan).with_signal(controller.signal());
+    let mut request = ReviewPlanRequest::new(plan).with_signal(interrupts.withdraw.signal());
     if let Some(question) = args.question {
         request = request.with_question(question);
     }
@@ -525,7 +507,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     announce(url);
-    match wait(ctx, options, &controller, pending) {
+    match wait(ctx, options, &interrupts, pending) {
         Ok(review) => print_out(format!("{}\n", review.to_json()).as_bytes()),
         Err(e) => fail(&e),
     }

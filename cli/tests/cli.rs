@@ -691,8 +691,15 @@ fn plus_at_a_line_prompt_gives_more_time() {
 
 #[test]
 fn sigint_at_a_line_prompt_cancels() {
+    let dir = temp_dir("sigint");
+    let journal = dir.join("asks.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_uq"))
-        .args(["ask", &example("confirm")])
+        .args([
+            "ask",
+            "--journal",
+            journal.to_str().unwrap(),
+            &example("confirm"),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -719,6 +726,15 @@ fn sigint_at_a_line_prompt_cancels() {
     assert!(
         rest.ends_with("ASK_CANCELLED: the user cancelled ask_user_question\n"),
         "{rest}"
+    );
+    // The journal says what the exit says: the person cancelled, nobody withdrew the ask.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let settled: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(settled["outcome"], "cancelled", "{text}");
+    assert_eq!(settled["code"], "ASK_CANCELLED", "{text}");
+    assert_eq!(
+        settled["message"], "the user cancelled ask_user_question",
+        "{text}"
     );
 }
 

@@ -176,6 +176,50 @@ fn sigterm_withdraws_the_question_and_stops_the_server() {
     assert!(TcpStream::connect(&addr).is_err(), "the port is closed");
 }
 
+/// SIGINT is the person at the terminal dismissing the question (exit 8), SIGTERM the
+/// process being stopped (exit 1): the journal's `settled` line says the same as the exit.
+#[test]
+fn sigint_cancels_and_sigterm_withdraws_and_the_journal_says_which() {
+    let dir = std::env::temp_dir().join(format!("uq-web-signals-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (signal, code, outcome, error) in [
+        ("-INT", 8, "cancelled", "ASK_CANCELLED"),
+        ("-TERM", 1, "aborted", "ASK_ABORTED"),
+    ] {
+        let journal = dir.join(format!("{outcome}.jsonl"));
+        let web = start(&[
+            "ask",
+            "--web",
+            "--journal",
+            journal.to_str().unwrap(),
+            &example("confirm.json"),
+        ]);
+        web.pending();
+        let addr = web.addr.clone();
+        let pid = web.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let (status, out, err) = web.finish();
+        assert_eq!(status, code, "{signal}: {err}");
+        assert_eq!(out, "");
+        assert!(err.starts_with(&format!("{error}: ")), "{signal}: {err}");
+        assert!(TcpStream::connect(&addr).is_err(), "the port is closed");
+        let text = std::fs::read_to_string(&journal).unwrap();
+        let settled: serde_json::Value =
+            serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(settled["event"], "settled", "{text}");
+        assert_eq!(settled["outcome"], outcome, "{signal}: {text}");
+        assert_eq!(settled["code"], error, "{signal}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn web_argument_errors() {
     for args in [
