@@ -194,7 +194,7 @@ struct AskOptions {
     #[arg(long, conflicts_with_all = ["auto", "hub"])]
     web: bool,
     /// With --web: where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
-    #[arg(long, value_name = "ADDR", requires = "web")]
+    #[arg(long, value_name = "ADDR", requires = "web", value_parser = listen_parser)]
     listen: Option<String>,
 }
 
@@ -236,6 +236,19 @@ fn policy_parser() -> impl TypedValueParser<Value = AutoPolicy> {
         name.parse::<AutoPolicy>()
             .expect("the possible values are the policy names")
     })
+}
+
+/// `--listen`: HOST:PORT in form, checked with the other arguments (binding it can still
+/// fail, e.g. on a port in use: that error names the address).
+pub(crate) fn listen_parser(text: &str) -> Result<String, String> {
+    let fits = text
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if fits {
+        Ok(text.to_owned())
+    } else {
+        Err("must be HOST:PORT, e.g. 127.0.0.1:8700 (port 0: any free port)".to_owned())
+    }
 }
 
 /// SECONDS as §16 takes them: 0.001 to 2147483.647, rounded to whole milliseconds.
@@ -293,12 +306,24 @@ fn argument_failure(error: clap::Error) -> ExitCode {
             message = format!("{message} ({joined})");
         }
     }
-    // `CODE: message` is the first line (§15), as for every failure; the usage line after it.
+    // `CODE: message` is the first line (§15), as for every failure; the usage line after it
+    // (clap leaves it out of a bad value's error: it is the typed command's).
     errln!("{}: {message}", ErrorCode::InvalidArgument);
-    if let Some(usage) = usage {
+    if let Some(usage) = usage.or_else(typed_command_usage) {
         errln!("{usage}");
     }
     invalid_argument()
+}
+
+/// `Usage: uq <command> …` of the command on the command line, if one was typed.
+fn typed_command_usage() -> Option<String> {
+    let mut cli = Cli::command();
+    // Built, so the usage line reads `uq ask …`.
+    cli.build();
+    let name = std::env::args().skip(1).find(|a| !a.starts_with('-'))?;
+    let command = cli.find_subcommand_mut(&name)?;
+    let usage = command.render_usage().to_string();
+    Some(usage.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// An argument error found after parsing, reported like clap's own.
@@ -544,7 +569,7 @@ Examples:
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// Where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = listen_parser)]
     listen: Option<String>,
     /// The store: sqlite:PATH (default sqlite:user-questions.db), or
     /// postgres://USER@HOST:PORT/DB for several hubs on one PostgreSQL database

@@ -65,7 +65,7 @@ pub struct McpArgs {
     #[arg(long, conflicts_with_all = ["auto", "hub"])]
     web: bool,
     /// With --web: where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
-    #[arg(long, value_name = "ADDR", requires = "web")]
+    #[arg(long, value_name = "ADDR", requires = "web", value_parser = crate::listen_parser)]
     listen: Option<String>,
     /// Ask through the hub at URL (`uq serve`)
     #[arg(long, value_name = "URL", conflicts_with = "auto")]

@@ -273,6 +273,22 @@ fn bad_arguments_name_the_argument() {
             vec!["review-plan", "/no/such/plan.md"],
             "FILE \"/no/such/plan.md\"",
         ),
+        (
+            vec!["ask", "--web", "--listen", "nonsense", &confirm],
+            "invalid value 'nonsense' for '--listen <ADDR>'",
+        ),
+        (
+            vec!["serve", "--listen", "127.0.0.1:99999"],
+            "invalid value '127.0.0.1:99999' for '--listen <ADDR>'",
+        ),
+        (
+            vec!["mcp", "--web", "--listen", ":80"],
+            "invalid value ':80' for '--listen <ADDR>'",
+        ),
+        (
+            vec!["serve", "--lease", "0s"],
+            "invalid value '0s' for '--lease <DUR>'",
+        ),
         (vec!["journal", "--csv"], "'--csv'"),
         (
             vec!["journal", "/no/such/journal.jsonl"],
@@ -289,6 +305,32 @@ fn bad_arguments_name_the_argument() {
             "{args:?} names {named} in `CODE: message`, the first line: {}",
             run.stderr
         );
+    }
+}
+
+#[test]
+fn a_bad_value_shows_the_command_s_usage_line_after_the_error() {
+    let confirm = example("confirm");
+    for (args, usage) in [
+        (vec!["ask", "--auto", "maybe", &confirm], "Usage: uq ask "),
+        (vec!["ask", "--timeout", "0", &confirm], "Usage: uq ask "),
+        (
+            vec!["ask", "--web", "--listen", "nonsense", &confirm],
+            "Usage: uq ask ",
+        ),
+        (
+            vec!["review-plan", "--auto", "yes"],
+            "Usage: uq review-plan ",
+        ),
+        (vec!["serve", "--lease", "0s"], "Usage: uq serve "),
+        (vec!["mcp", "--timeout", "never"], "Usage: uq mcp "),
+    ] {
+        let run = uq(&args, "");
+        assert_fails(&run, ErrorCode::InvalidArgument, None);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {}", run.stderr);
+        assert!(lines[0].starts_with("INVALID_ARGUMENT: invalid value "));
+        assert!(lines[1].starts_with(usage), "{args:?}: {}", run.stderr);
     }
 }
 

@@ -243,7 +243,22 @@ fn web_argument_errors() {
     assert_eq!(out.status.code(), Some(15));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("INVALID_ARGUMENT: cannot listen on not-an-address: "),
+        err.starts_with(
+            "INVALID_ARGUMENT: invalid value 'not-an-address' for '--listen <ADDR>': must be HOST:PORT"
+        ),
+        "{err}"
+    );
+    // An address of the right form that cannot be bound names it (here: one already in use).
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = Command::new(UQ)
+        .args(["ask", "--web", "--listen", &addr, &example("confirm.json")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(15));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("INVALID_ARGUMENT: cannot listen on {addr}: ")),
         "{err}"
     );
 }
