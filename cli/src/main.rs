@@ -258,6 +258,21 @@ fn parse_timeout(value: &str) -> Result<Duration, String> {
     timeout_from_seconds(seconds).map_err(|_| bad())
 }
 
+/// An ask the core refused: `CODE: message`, then the journal's warning if its `refused`
+/// line could not be written.
+fn refused(ctx: &Context, error: &UserQuestionError) -> ExitCode {
+    let code = fail(error);
+    warn_journal(ctx);
+    code
+}
+
+/// Warns once on stderr when the journal could not be written.
+fn warn_journal(ctx: &Context) {
+    if let Some(error) = ctx.user_questions().take_journal_error() {
+        errln!("uq: warning: {error}");
+    }
+}
+
 fn fail(error: &UserQuestionError) -> ExitCode {
     errln!("{}: {}", error.code(), error.message());
     ExitCode::from(error.code().as_number() as u8)
@@ -426,9 +441,7 @@ fn wait<T>(
         interrupts.watch()?;
     }
     let result = futures::executor::block_on(ask);
-    if let Some(error) = ctx.user_questions().take_journal_error() {
-        errln!("uq: warning: {error}");
-    }
+    warn_journal(&ctx);
     // Stop the terminal thread (restoring the terminal) before printing.
     drop(ctx);
     result
@@ -483,7 +496,7 @@ fn ask(args: AskArgs) -> ExitCode {
     };
     let pending = match started {
         Ok(pending) => pending,
-        Err(e) => return fail(&e),
+        Err(e) => return refused(&ctx, &e),
     };
     announce(url);
     match wait(ctx, options, &interrupts, pending) {
@@ -529,7 +542,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     }
     let pending = match ctx.user_questions().start_review(request) {
         Ok(pending) => pending,
-        Err(e) => return fail(&e),
+        Err(e) => return refused(&ctx, &e),
     };
     announce(url);
     match wait(ctx, options, &interrupts, pending) {

@@ -1063,6 +1063,30 @@ fn a_journal_that_cannot_be_written_never_fails_the_ask() {
         run.stderr
     );
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    // A refused ask is journaled too (`refused`): its failure first, then the same warning.
+    for (args, failure) in [
+        (
+            vec!["ask", "--journal", "/no/such/dir/asks.jsonl", "-"],
+            "EMPTY_QUESTIONS: ask_user_question requires at least one question",
+        ),
+        (
+            vec!["review-plan", "--journal", "/no/such/dir/asks.jsonl", "-"],
+            "INVALID_REQUEST: review_plan requires a plan",
+        ),
+    ] {
+        let input = if args[0] == "ask" { "[]" } else { "  \n" };
+        let run = uq(&args, input);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {}", run.stderr);
+        assert_eq!(lines[0], failure);
+        assert!(
+            lines[1].starts_with(
+                "uq: warning: the user-questions journal /no/such/dir/asks.jsonl cannot be written: "
+            ),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[test]
