@@ -342,7 +342,7 @@ fn typed_command_usage() -> Option<String> {
 }
 
 /// An argument error found after parsing, reported like clap's own.
-fn command_error(command: &str, message: &str) -> ExitCode {
+pub(crate) fn command_error(command: &str, message: &str) -> ExitCode {
     let mut cli = Cli::command();
     // Built, so a subcommand's usage line reads `uq ask …`.
     cli.build();
@@ -351,6 +351,24 @@ fn command_error(command: &str, message: &str) -> ExitCode {
         None => cli.error(ErrorKind::ArgumentConflict, message),
     };
     argument_failure(error)
+}
+
+/// An option of `--hub` or `--web` (`[--token, --listen, --key]`, whether given) given with
+/// `--auto` instead: clap checks an option's `requires` only when nothing it conflicts with is
+/// given, and `--hub` and `--web` conflict with `--auto`.
+pub(crate) fn needs_its_mode(auto: bool, [token, listen, key]: [bool; 3]) -> Option<&'static str> {
+    if !auto {
+        return None;
+    }
+    if token {
+        Some("--token needs --hub URL")
+    } else if listen {
+        Some("--listen needs --web")
+    } else if key {
+        Some("--key needs --hub URL")
+    } else {
+        None
+    }
 }
 
 /// The context of one command: with the journal when one is given.
@@ -452,6 +470,14 @@ fn ask(args: AskArgs) -> ExitCode {
     if options.approve_intents && options.auto.is_none() {
         return command_error("ask", "--approve-intents needs --auto POLICY");
     }
+    let given = [
+        options.token.is_some(),
+        options.listen.is_some(),
+        args.key.is_some(),
+    ];
+    if let Some(message) = needs_its_mode(options.auto.is_some(), given) {
+        return command_error("ask", message);
+    }
     let file = args.input.file.as_deref();
     // Through a pipe the answer lines follow the request there.
     let from_pipe = options.auto.is_none()
@@ -509,6 +535,10 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     let options = &args.options;
     if options.approve_intents && options.auto.is_none() {
         return command_error("review-plan", "--approve-intents needs --auto POLICY");
+    }
+    let given = [options.token.is_some(), options.listen.is_some(), false];
+    if let Some(message) = needs_its_mode(options.auto.is_some(), given) {
+        return command_error("review-plan", message);
     }
     let file = args.file.as_deref();
     let plan = match read_input(file, "plan") {

@@ -150,6 +150,10 @@ impl Out {
 type InFlight = Arc<Mutex<HashMap<String, AbortController>>>;
 
 pub fn run(args: McpArgs) -> ExitCode {
+    let given = [args.token.is_some(), args.listen.is_some(), false];
+    if let Some(message) = crate::needs_its_mode(args.auto.is_some(), given) {
+        return crate::command_error("mcp", message);
+    }
     let ctx = match &args.journal {
         Some(path) => Context::with_journal(path),
         None => Context::new(),

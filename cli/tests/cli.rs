@@ -289,6 +289,23 @@ fn bad_arguments_name_the_argument() {
             vec!["serve", "--lease", "0s"],
             "invalid value '0s' for '--lease <DUR>'",
         ),
+        // `--auto` with an option of another mode: clap's `requires` does not see it.
+        (
+            vec!["ask", "--auto", "first", "--token", "t", &confirm],
+            "--token needs --hub URL",
+        ),
+        (
+            vec!["ask", "--auto", "first", "--key", "k", &confirm],
+            "--key needs --hub URL",
+        ),
+        (
+            vec!["review-plan", "--auto", "first", "--listen", "127.0.0.1:0"],
+            "--listen needs --web",
+        ),
+        (
+            vec!["mcp", "--auto", "first", "--token", "t"],
+            "--token needs --hub URL",
+        ),
         (vec!["journal", "--csv"], "'--csv'"),
         (
             vec!["journal", "/no/such/journal.jsonl"],
