@@ -4,6 +4,7 @@
 'use strict'
 
 const { UserQuestionError } = require('../lib/errors.js')
+const { validateAnswer } = require('../lib/tool.js')
 
 /**
  * @param {string} message
@@ -11,6 +12,22 @@ const { UserQuestionError } = require('../lib/errors.js')
  */
 function refuse(message) {
   throw new UserQuestionError(message, 'INVALID_REQUEST')
+}
+
+/**
+ * Refuses a question batch that is not well-formed with the core's own message
+ * (INVALID_REQUEST naming the path, §3), as the core reads an ask's questions.
+ * @param {unknown} questions
+ * @returns {void}
+ */
+function wellFormed(questions) {
+  try {
+    // Against an empty answer: what the questions are is checked first, then the answer,
+    // whose mismatch (BAD_ANSWER) says nothing about them.
+    validateAnswer(/** @type {any} */ (questions), { answers: [] })
+  } catch (err) {
+    if (/** @type {UserQuestionError} */ (err).code === 'INVALID_REQUEST') throw err
+  }
 }
 
 /**
@@ -90,4 +107,4 @@ function setOwn(record, key, value) {
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-module.exports = { refuse, isObject, obj, string, optString, optBool, array, setOwn }
+module.exports = { refuse, isObject, obj, string, optString, optBool, array, setOwn, wellFormed }

@@ -14,7 +14,7 @@
 
 const { UserQuestionError } = require('../lib/errors.js')
 const { validateAnswer } = require('../lib/tool.js')
-const { isObject, refuse, setOwn } = require('./_check.js')
+const { isObject, refuse, setOwn, wellFormed } = require('./_check.js')
 
 /** The message of ASK_CANCELLED when the client declines or cancels (as for an inbox, §7). */
 const CANCELLED = 'the user cancelled ask_user_question'
@@ -50,11 +50,13 @@ function description(question) {
 }
 
 /**
- * The `elicitation/create` form parameters for a question batch (already checked by the seam).
+ * The `elicitation/create` form parameters for a question batch (one that is not well-formed is
+ * INVALID_REQUEST naming the path, §3).
  * @param {Question[]} questions
  * @returns {Elicitation}
  */
 function toElicitation(questions) {
+  wellFormed(questions)
   /** @type {Record<string, any>} */
   const properties = {}
   /**
@@ -118,6 +120,7 @@ function text(content, key) {
  * @returns {Answer}
  */
 function fromElicitation(questions, result) {
+  wellFormed(questions)
   if (!isObject(result)) throw failed('the elicitation result must be an object')
   const action = result.action
   if (action === 'decline' || action === 'cancel') throw new UserQuestionError(CANCELLED, 'ASK_CANCELLED')

@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NoReturn, Optional
 
+from .. import _native
 from .._errors import UserQuestionError
 
-__all__ = ["refuse", "obj", "string", "opt_string", "opt_bool", "array", "label_lines"]
+__all__ = [
+    "refuse",
+    "obj",
+    "string",
+    "opt_string",
+    "opt_bool",
+    "array",
+    "label_lines",
+    "well_formed",
+]
 
 
 def refuse(message: str) -> NoReturn:
@@ -50,3 +60,15 @@ def array(value: Any, path: str) -> List[Any]:
 def label_lines(options: List[Dict[str, Any]]) -> List[str]:
     """``label — description`` for every option that has a description."""
     return [f"{o['label']} — {o['description']}" for o in options if "description" in o]
+
+
+def well_formed(questions: Any) -> None:
+    """Refuses a question batch that is not well-formed with the core's own message
+    (``INVALID_REQUEST`` naming the path, §3), as the core reads an ask's questions."""
+    try:
+        # Against an empty answer: what the questions are is checked first, then the answer,
+        # whose mismatch (``BAD_ANSWER``) says nothing about them.
+        _native.validate_answer(questions, {"answers": []})
+    except UserQuestionError as error:
+        if error.code == "INVALID_REQUEST":
+            raise

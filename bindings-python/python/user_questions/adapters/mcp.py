@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .. import _native
 from .._errors import UserQuestionError
-from ._check import refuse
+from ._check import refuse, well_formed
 
 __all__ = [
     "CANCELLED",
@@ -61,7 +61,8 @@ def _description(question: Mapping[str, Any]) -> str:
 
 def to_elicitation(questions: List[Mapping[str, Any]]) -> Dict[str, Any]:
     """The ``elicitation/create`` form parameters ``{"message", "requestedSchema"}`` for a
-    question batch (already checked by the seam)."""
+    question batch (one that is not well-formed is ``INVALID_REQUEST`` naming the path, §3)."""
+    well_formed(questions)
     properties: Dict[str, Any] = {}
 
     def put(key: str, field: Dict[str, Any], question_id: str) -> None:
@@ -123,6 +124,7 @@ def _text(content: Mapping[str, Any], key: str) -> Optional[str]:
 def from_elicitation(questions: List[Mapping[str, Any]], result: Any) -> Dict[str, Any]:
     """The client's ``ElicitResult`` (``{"action", "content"?}``) → our answer, or
     ``ASK_CANCELLED`` (decline, cancel) or ``PROVIDER_FAILED`` naming what does not fit."""
+    well_formed(questions)
     if not isinstance(result, Mapping):
         raise _failed("the elicitation result must be an object")
     action = result.get("action")
