@@ -10,7 +10,7 @@ const { withDispose } = require('./dispose.js')
 const { UserQuestionError, callNative, invalidArgument, toJson } = require('./errors.js')
 const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
 const { dispatcherFor } = require('./provider.js')
-const { questionsCopy } = require('./snapshot.js')
+const { isText, questionsCopy } = require('./snapshot.js')
 const { TerminalProvider, terminalNativeOf } = require('./terminal.js')
 const { RemoteProvider, WebProvider, remoteNativeOf, webNativeOf } = require('./web.js')
 
@@ -145,11 +145,12 @@ function wireNumber(n) {
 /**
  * A `key` as the core should see it: a string as given, anything else `false` (not a
  * string), so that the core rejects it with its own message (§20) — also a BigInt or a
- * function, which JSON cannot carry or would drop.
+ * function, which JSON cannot carry or would drop, and a string with a lone surrogate, which
+ * is no string of characters (as in Python).
  * @param {unknown} key
  */
 function wireKey(key) {
-  return typeof key === 'string' ? key : false
+  return isText(key) ? key : false
 }
 
 /** The `userQuestions` service of one context. */

@@ -255,4 +255,4 @@ function answerCopy(answer) {
   return answers === undefined ? undefined : { answers }
 }
 
-module.exports = { answerCopy, questionsCopy }
+module.exports = { answerCopy, isText, questionsCopy }

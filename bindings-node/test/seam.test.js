@@ -35,7 +35,7 @@ test('timeoutMs and key that are not valid are INVALID_REQUEST with the exact me
       message: BAD_TIMEOUT,
     })
   }
-  for (const key of ['', 'k'.repeat(257), 5, null, {}, 10n, () => 'k']) {
+  for (const key of ['', 'k'.repeat(257), 5, null, {}, 10n, () => 'k', '\ud800', 'k\udfff']) {
     await assert.rejects(ctx.userQuestions.ask({ questions: Q, key }), {
       code: 'INVALID_REQUEST',
       message: BAD_KEY,
@@ -172,6 +172,9 @@ test("the tool takes timeoutMs and key from its caller: a deadline is the failur
     [{ key: 7 }, BAD_KEY],
     [{ key: 10n }, BAD_KEY],
     [{ key: () => 'k' }, BAD_KEY],
+    // A lone surrogate is no character (as in Python): the key's message, not JSON's.
+    [{ key: '\ud800' }, BAD_KEY],
+    [{ key: 'a\udc00' }, BAD_KEY],
   ]) {
     const result = await tool.execute(args, exec)
     assert.equal(result.isError, true)
