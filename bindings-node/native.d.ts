@@ -93,13 +93,14 @@ export declare class NativeContext {
    */
   ask(requestJson: string, agent?: NativeAgent | undefined | null, abort?: NativeAbort | undefined | null, held?: boolean | undefined | null): string | number | Promise<string>
   /**
-   * `ask` of a request that is only questions and, when given here, `agent` (no signal,
-   * `timeoutMs` or `key`), as a bound function (see the `raw` module): `(questionsJson,
-   * held?) => string | number | Promise<string>`, the outcome of `ask('{"questions":' +
-   * questionsJson + '}', agent, null, held)` (`held`: only `true` counts). One such function
-   * per agent that asks spares each of its asks the method's conversions.
+   * `ask` of a request without a signal and, when given here, with `agent`, as a bound
+   * function (see the `raw` module): `(json, held?, whole?) => string | number |
+   * Promise<string>`, the outcome of `ask(whole ? json : '{"questions":' + json + '}',
+   * agent, null, held)` — `json` is the questions' JSON text, or with `whole` the request's
+   * (with its `timeoutMs` or `key`); `held` and `whole`: only `true` counts. One such
+   * function per agent that asks spares each of its asks the method's conversions.
    */
-  asker(agent?: NativeAgent | undefined | null): (questionsJson: string, held?: boolean) => string | number | Promise<string>
+  asker(agent?: NativeAgent | undefined | null): (json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>
   /**
    * Starts a plan review (§17): the request is JSON text
    * (`{"plan":…,"question"?:…,"timeoutMs"?:…}`); checks throw like `ask`. Returns the

@@ -165,16 +165,17 @@ class UserQuestionService {
   #dispatcher
 
   /**
-   * `#native.ask` of a request that is only questions, bound (one Node-API call, no
-   * unwrapping): takes the questions' JSON text, and whether a copy of them is held.
-   * @type {(questionsJson: string, held?: boolean) => string | number | Promise<string>}
+   * `#native.ask` of a request without a signal, bound (one Node-API call, no unwrapping):
+   * takes the questions' JSON text (or with `whole` the request's, with its `timeoutMs` or
+   * `key`), and whether a copy of the questions is held.
+   * @type {(json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>}
    */
   #ask
 
   /**
    * The same, one per agent that asked: `#native.ask` of a request that is only questions and
    * that agent (made on its first ask; dropped with the agent).
-   * @type {WeakMap<Agent, (questionsJson: string, held?: boolean) => string | number | Promise<string>>}
+   * @type {WeakMap<Agent, (json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>>}
    */
   #askers = new WeakMap()
 
@@ -267,10 +268,13 @@ class UserQuestionService {
     /** @type {string | number | Promise<string> | import('./provider.js').Outcome} */
     let text
     try {
-      // Only questions, no signal, and no agent or an `Agent` of this package: a bound asker.
+      // No signal, and no agent or an `Agent` of this package: a bound asker, given the
+      // questions alone or (with a deadline or key) the whole request.
       text =
-        bare && abort === null && (agent == null || agent instanceof Agent)
-          ? callNative(() => (agent == null ? this.#ask : this.#askerOf(agent))(questions, held !== undefined))
+        abort === null && (agent == null || agent instanceof Agent)
+          ? callNative(() =>
+              (agent == null ? this.#ask : this.#askerOf(agent))(json ?? questions, held !== undefined, !bare),
+            )
           : callNative(() =>
               nativeContext.ask(
                 json ?? `{"questions":${questions}}`,

@@ -126,13 +126,14 @@ impl NativeContext {
         }
     }
 
-    /// `ask` of a request that is only questions and, when given here, `agent` (no signal,
-    /// `timeoutMs` or `key`), as a bound function (see the `raw` module): `(questionsJson,
-    /// held?) => string | number | Promise<string>`, the outcome of `ask('{"questions":' +
-    /// questionsJson + '}', agent, null, held)` (`held`: only `true` counts). One such function
-    /// per agent that asks spares each of its asks the method's conversions.
+    /// `ask` of a request without a signal and, when given here, with `agent`, as a bound
+    /// function (see the `raw` module): `(json, held?, whole?) => string | number |
+    /// Promise<string>`, the outcome of `ask(whole ? json : '{"questions":' + json + '}',
+    /// agent, null, held)` — `json` is the questions' JSON text, or with `whole` the request's
+    /// (with its `timeoutMs` or `key`); `held` and `whole`: only `true` counts. One such
+    /// function per agent that asks spares each of its asks the method's conversions.
     #[napi(
-        ts_return_type = "(questionsJson: string, held?: boolean) => string | number | Promise<string>",
+        ts_return_type = "(json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>",
         catch_unwind
     )]
     pub fn asker<'env>(
@@ -146,13 +147,18 @@ impl NativeContext {
             env.raw(),
             "ask",
             (service, agent),
-            |env, (service, agent), [questions, held]| {
-                let questions = raw::string_arg(env, *questions, "questions")?;
+            |env, (service, agent), [json, held, whole]| {
+                let json = raw::string_arg(env, *json, "questions")?;
                 let held = raw::is_true(env, *held);
-                let mut request = String::with_capacity(questions.len() + 14);
-                request.push_str("{\"questions\":");
-                request.push_str(&questions);
-                request.push('}');
+                let request = if raw::is_true(env, *whole) {
+                    json
+                } else {
+                    let mut request = String::with_capacity(json.len() + 14);
+                    request.push_str("{\"questions\":");
+                    request.push_str(&json);
+                    request.push('}');
+                    request
+                };
                 match start_ask(env, service, &request, agent.clone(), None, held) {
                     Ok(Started::Text(text)) => Ok(raw::string(env, &text)),
                     Ok(Started::Call(call)) => Ok(crate::jsthread::number(env, f64::from(call))),
