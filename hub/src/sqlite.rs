@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use tokio::sync::oneshot;
@@ -39,6 +39,10 @@ pub struct SqliteStore {
     path: PathBuf,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The file opened for [`claim`](Self::claim)'s lock, once claimed; closed only after the
+    /// connection (closing any descriptor of the file drops the process's POSIX locks on it,
+    /// SQLite's included).
+    claim: Mutex<Option<std::fs::File>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -240,7 +244,43 @@ impl SqliteStore {
             path,
             jobs: Mutex::new(Some(sender)),
             thread: Mutex::new(Some(thread)),
+            claim: Mutex::new(None),
         })
+    }
+
+    /// Claims the file for one hub, waiting up to `patience` for a hub that is stopping to let
+    /// it go: a hub keeps its asks in memory and follows only its own changes, so a second hub
+    /// on the same file would hold answers its asker never sees (several hubs share a
+    /// PostgreSQL store instead). The claim is a BSD lock (`flock(2)`) on a descriptor of its
+    /// own, which SQLite's POSIX locks do not see; it ends when the store closes, or when the
+    /// process ends however it ends.
+    pub fn claim(&self, patience: Duration) -> StoreResult<()> {
+        use rustix::fs::{FlockOperation, flock};
+        let cannot = |e: &dyn std::fmt::Display| {
+            StoreError(format!(
+                "cannot open the store {}: {e}",
+                self.path.display()
+            ))
+        };
+        let file = std::fs::File::open(&self.path).map_err(|e| cannot(&e))?;
+        let until = Instant::now() + patience;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(cannot(
+                        &"another hub is serving it (one hub per SQLite file; hubs that share \
+                          their questions use one PostgreSQL database)",
+                    ));
+                }
+                Err(e) => return Err(cannot(&e)),
+            }
+        }
+        *self.claim.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+        Ok(())
     }
 
     /// The file.
@@ -289,6 +329,8 @@ impl SqliteStore {
         if let Some(thread) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = thread.join();
         }
+        // The connection is closed with its thread: the claim can go now.
+        drop(self.claim.lock().unwrap_or_else(|e| e.into_inner()).take());
     }
 }
 

@@ -286,9 +286,13 @@ pub trait Store: Send + Sync + 'static {
 /// `?synchronous=normal` (commits reach the operating system, not the disk, before they are
 /// acknowledged: safe when the hub is killed, not against a power cut; faster) or
 /// `?synchronous=full` (the default); or `postgres://user@host:port/db` (also
-/// `postgresql://`). The schema is created or migrated on open. A PostgreSQL store needs a
-/// tokio runtime.
+/// `postgresql://`). The schema is created or migrated on open. A SQLite file is claimed for
+/// the store opened here alone (one hub per file, see [`SqliteStore::claim`]; a hub stopping
+/// may take up to two seconds to let it go). A PostgreSQL store needs a tokio runtime.
+///
+/// [`SqliteStore::claim`]: crate::sqlite::SqliteStore::claim
 pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
+    const CLAIM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
     use crate::sqlite::{SqliteStore, Sync};
     if let Some(rest) = url.strip_prefix("sqlite:") {
         let rest = rest.strip_prefix("//").unwrap_or(rest);
@@ -308,7 +312,10 @@ pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
                 )));
             }
         };
-        return Ok(Arc::new(SqliteStore::open_with(path, sync)?));
+        let store = SqliteStore::open_with(path, sync)?;
+        // One hub per file; a hub stopping in this process may take a moment to let it go.
+        store.claim(CLAIM_PATIENCE)?;
+        return Ok(Arc::new(store));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(

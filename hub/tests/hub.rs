@@ -1276,3 +1276,31 @@ fn a_deadline_never_produces_an_answer_even_before_the_hub_sweeps_it() {
     assert_eq!(value, json!({"status": "timed_out"}));
     assert!(f.pending().is_empty());
 }
+
+/// One hub per SQLite file: a hub keeps its asks in memory and follows only its own changes,
+/// so a second hub on the file would hold answers its askers never see. It is refused, naming
+/// the file; the first serves on; once it has stopped, a new hub starts on the file.
+#[test]
+fn a_second_hub_on_the_same_sqlite_file_is_refused_until_the_first_stops() {
+    let mut f = fixture();
+    let ticket = f.post_ask(ask_body("q"));
+    let path = f.store.strip_prefix("sqlite:").unwrap().to_owned();
+    let error = Hub::start(config(&f.store)).expect_err("a second hub on the file");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot open the store {path}: another hub is serving it (one hub per SQLite file; hubs that share their questions use one PostgreSQL database)"
+        )
+    );
+    // The first hub is untouched: it lists the ask and takes its answer.
+    assert_eq!(f.pending().len(), 1);
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{ticket}/answer"),
+        answer_body("q", "A"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    f.hub.take().unwrap().shutdown();
+    let next = Hub::start(config(&f.store)).expect("a hub on the file once the first stopped");
+    assert_eq!(next.pending_count(), 0);
+    next.shutdown();
+}
