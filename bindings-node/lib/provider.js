@@ -15,13 +15,32 @@ function outcomeOf(answer) {
   try {
     return JSON.stringify({ answer })
   } catch (err) {
-    return JSON.stringify({
-      error: {
-        code: 'PROVIDER_FAILED',
-        message: `the user-questions provider answered with something that is not an answer: ${describe(err)}`,
-      },
-    })
+    return notAnAnswer(err)
   }
+}
+
+/**
+ * The outcome JSON of an answer that could not be read (`err`: what reading it threw).
+ * @param {unknown} err
+ * @returns {string}
+ */
+function notAnAnswer(err) {
+  return JSON.stringify({
+    error: {
+      code: 'PROVIDER_FAILED',
+      message: `the user-questions provider answered with something that is not an answer: ${describe(err)}`,
+    },
+  })
+}
+
+/**
+ * On the fast path, a copy of `answer` when it is plain data (see `snapshot.js`), else
+ * `undefined`; reading it may throw (a getter).
+ * @param {Call} record
+ * @param {unknown} answer
+ */
+function copyOf(record, answer) {
+  return record.resolve === undefined ? undefined : answerCopy(answer)
 }
 
 /**
@@ -267,16 +286,38 @@ function runProvider(provider, call, payload, record, finish) {
     finish(call, record, failureOf(err))
     return
   }
+  // On the fast path a plain answer goes as a copy, which the asker can then get as it is.
+  // One returned as it is (no promise) is copied now, before anything else runs: the asker
+  // gets what the provider answered, whatever the provider does with it afterwards. Reading
+  // an answer that throws (a getter) is a provider failure like any other.
+  /** @param {unknown} answer */
+  const settle = (answer) => {
+    let copy
+    try {
+      copy = copyOf(record, answer)
+    } catch (err) {
+      finish(call, record, notAnAnswer(err))
+      return
+    }
+    if (copy === undefined) finish(call, record, outcomeOf(answer))
+    else finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
+  }
+  if (typeof result === 'object' && result !== null && !('then' in result)) {
+    let copy
+    try {
+      copy = copyOf(record, result)
+    } catch (err) {
+      finish(call, record, notAnAnswer(err))
+      return
+    }
+    if (copy !== undefined) {
+      // Settled a microtask later, as `await` of the answer would.
+      resolved.then(() => finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy))
+      return
+    }
+  }
   // As `await` would: a thenable is followed, anything else is the answer.
-  Promise.resolve(result).then(
-    (answer) => {
-      // On the fast path a plain answer goes as a copy, which the asker can then get as it is.
-      const copy = record.resolve === undefined ? undefined : answerCopy(answer)
-      if (copy === undefined) finish(call, record, outcomeOf(answer))
-      else finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
-    },
-    (err) => finish(call, record, failureOf(err)),
-  )
+  Promise.resolve(result).then(settle, (err) => finish(call, record, failureOf(err)))
 }
 
 module.exports = { dispatcherFor }

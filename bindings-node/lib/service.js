@@ -7,7 +7,7 @@ const { linkSignal } = require('./abort.js')
 const { Agent, nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
 const { AutoResponder, autoNativeOf } = require('./auto.js')
 const { withDispose } = require('./dispose.js')
-const { UserQuestionError, callNative, invalidArgument, toJson } = require('./errors.js')
+const { UserQuestionError, callNative, describe, invalidArgument, toJson } = require('./errors.js')
 const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
 const { dispatcherFor } = require('./provider.js')
 const { isText, questionsCopy } = require('./snapshot.js')
@@ -238,8 +238,15 @@ class UserQuestionService {
     // With a JS provider registered, questions that are plain data are copied: the core checks
     // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
     // payload leaves them out). See `snapshot.js`.
-    const given = request.questions
-    const held = this.#dispatcher === undefined ? undefined : questionsCopy(given)
+    let given
+    let held
+    try {
+      given = request.questions
+      held = this.#dispatcher === undefined ? undefined : questionsCopy(given)
+    } catch (err) {
+      // Reading them threw (a getter): questions JSON cannot carry either.
+      throw this.#refused(`questions must be JSON data: ${describe(err)}`, request.agent)
+    }
     /** @type {string} */
     let questions
     /** @type {string | undefined} */

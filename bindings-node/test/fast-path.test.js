@@ -425,6 +425,84 @@ test('through the package: the asker gets its own copy of a plain answer, read o
   ctx.dispose()
 })
 
+test('through the package: an answer returned as it is is copied before the provider can change it', async () => {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({
+    ask() {
+      const answer = { answers: [{ id: 'go', selected: ['Yes'] }] }
+      // Changed in the very next microtask: the asker still gets what was returned.
+      queueMicrotask(() => (answer.answers[0].selected = ['No', 'No']))
+      return answer
+    },
+  })
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: Q }), YES)
+  ctx.dispose()
+})
+
+test('through the package: an answer, or questions, whose reading throws: a provider failure, a refusal, never a crash', async () => {
+  const ctx = new Context()
+  const boom = () => {
+    throw new Error('boom')
+  }
+  const shapes = [
+    // A getter on an item, on `answers`, on an array element; returned as is, or through a
+    // promise.
+    () => ({ answers: [{ id: 'go', get selected() { return boom() } }] }),
+    () => ({ get answers() { return boom() } }),
+    () => {
+      const answers = [{ id: 'go', selected: ['Yes'] }]
+      Object.defineProperty(answers, 0, { get: boom, enumerable: true })
+      return { answers }
+    },
+  ]
+  for (const returned of ['through a promise', 'as it is']) {
+    const each = new Context()
+    let asked = 0
+    const next = () => shapes[asked++]()
+    each.userQuestions.registerProvider(
+      returned === 'as it is' ? { ask: next } : { ask: async () => next() },
+    )
+    for (let i = 0; i < shapes.length; i++) {
+      await assert.rejects(
+        each.userQuestions.ask({ questions: Q }),
+        {
+          code: 'PROVIDER_FAILED',
+          message: 'the user-questions provider answered with something that is not an answer: boom',
+        },
+        `shape ${i}, ${returned}`,
+      )
+    }
+    each.dispose()
+  }
+  // Questions whose reading throws are refused, as questions JSON cannot carry, also when a JS
+  // provider is registered (their copy is read first).
+  for (const provider of [undefined, { ask: () => YES }]) {
+    if (provider !== undefined) ctx.userQuestions.registerProvider(provider)
+    await questionsThatThrow(ctx, boom)
+  }
+  ctx.dispose()
+})
+
+/**
+ * @param {Context} ctx
+ * @param {() => never} boom
+ */
+async function questionsThatThrow(ctx, boom) {
+  const questions = [{ id: 'go', get question() { return boom() } }]
+  await assert.rejects(ctx.userQuestions.ask({ questions }), {
+    code: 'INVALID_REQUEST',
+    message: 'questions must be JSON data: boom',
+  })
+  await assert.rejects(
+    ctx.userQuestions.ask({
+      get questions() {
+        return boom()
+      },
+    }),
+    { code: 'INVALID_REQUEST', message: 'questions must be JSON data: boom' },
+  )
+}
+
 test('through the package: an answer that is not plain, taken as given, reaches the asker as a parse of its text', async () => {
   // A class instance with exactly the wire fields: no copy is made, and the core's outcome text
   // is the text sent (settle returns ""), which the asker gets parsed.
