@@ -290,26 +290,27 @@ function runProvider(provider, call, payload, record, finish) {
   // One returned as it is (no promise) is copied now, before anything else runs: the asker
   // gets what the provider answered, whatever the provider does with it afterwards. Reading
   // an answer that throws (a getter) is a provider failure like any other.
+  /**
+   * The copy of `answer` (`undefined`: none), or `null` once the call is finished as failed.
+   * @param {unknown} answer
+   */
+  const copied = (answer) => {
+    try {
+      return copyOf(record, answer)
+    } catch (err) {
+      finish(call, record, notAnAnswer(err))
+      return null
+    }
+  }
   /** @param {unknown} answer */
   const settle = (answer) => {
-    let copy
-    try {
-      copy = copyOf(record, answer)
-    } catch (err) {
-      finish(call, record, notAnAnswer(err))
-      return
-    }
+    const copy = copied(answer)
     if (copy === undefined) finish(call, record, outcomeOf(answer))
-    else finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
+    else if (copy !== null) finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
   }
   if (typeof result === 'object' && result !== null && !('then' in result)) {
-    let copy
-    try {
-      copy = copyOf(record, result)
-    } catch (err) {
-      finish(call, record, notAnAnswer(err))
-      return
-    }
+    const copy = copied(result)
+    if (copy === null) return
     if (copy !== undefined) {
       // Settled a microtask later, as `await` of the answer would.
       resolved.then(() => finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy))
