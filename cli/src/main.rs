@@ -371,6 +371,18 @@ pub(crate) fn needs_its_mode(auto: bool, [token, listen, key]: [bool; 3]) -> Opt
     }
 }
 
+/// The signals that end an ask (see [`Interrupts`]), watched from now on unless the
+/// auto-responder answers: before the provider is registered and the ask started, so that a
+/// signal that comes as soon as the question shows withdraws or dismisses it (the terminal
+/// restored) rather than kill the process.
+fn interrupts_for(options: &AskOptions) -> Result<Interrupts, UserQuestionError> {
+    let interrupts = Interrupts::default();
+    if options.auto.is_none() {
+        interrupts.watch()?;
+    }
+    Ok(interrupts)
+}
+
 /// The context of one command: with the journal when one is given.
 fn context(options: &AskOptions) -> Context {
     match &options.journal {
@@ -445,19 +457,13 @@ fn announce(url: Option<String>) {
     }
 }
 
-/// Waits for an ask started with `interrupts.withdraw`'s signal, watching the signals that
-/// end it (see [`Interrupts`]) unless the auto-responder answers, so the terminal is restored
-/// before the process ends. Disposes the context (stopping the terminal) before returning,
-/// and warns once on stderr when the journal could not be written.
+/// Waits for an ask started with `interrupts.withdraw`'s signal (see [`interrupts_for`]).
+/// Disposes the context (stopping the terminal) before returning, and warns once on stderr
+/// when the journal could not be written.
 fn wait<T>(
     ctx: Context,
-    options: &AskOptions,
-    interrupts: &Interrupts,
     ask: impl Future<Output = Result<T, UserQuestionError>>,
 ) -> Result<T, UserQuestionError> {
-    if options.auto.is_none() {
-        interrupts.watch()?;
-    }
     let result = futures::executor::block_on(ask);
     warn_journal(&ctx);
     // Stop the terminal thread (restoring the terminal) before printing.
@@ -494,7 +500,10 @@ fn ask(args: AskArgs) -> ExitCode {
         Ok(split) => split,
         Err(e) => return fail(&e),
     };
-    let interrupts = Interrupts::default();
+    let interrupts = match interrupts_for(options) {
+        Ok(interrupts) => interrupts,
+        Err(e) => return fail(&e),
+    };
     let registration = register(&ctx, options, &interrupts, || match answer_lines {
         Some(lines) => TerminalProvider::with_line_prompts(Cursor::new(lines), std::io::stderr()),
         None => TerminalProvider::new(),
@@ -525,7 +534,7 @@ fn ask(args: AskArgs) -> ExitCode {
         Err(e) => return refused(&ctx, &e),
     };
     announce(url);
-    match wait(ctx, options, &interrupts, pending) {
+    match wait(ctx, pending) {
         Ok(answer) => print_out(format!("{}\n", answer.to_compact_json()).as_bytes()),
         Err(e) => fail(&e),
     }
@@ -549,7 +558,10 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
     // A plan piped on stdin leaves no stdin for answers: the keys come from the controlling
     // terminal, and without one the line prompts read nothing (cancelled).
     let piped = is_stdin(file) && !std::io::stdin().is_terminal();
-    let interrupts = Interrupts::default();
+    let interrupts = match interrupts_for(options) {
+        Ok(interrupts) => interrupts,
+        Err(e) => return fail(&e),
+    };
     let registration = register(&ctx, options, &interrupts, || {
         if piped {
             TerminalProvider::on_controlling_terminal().unwrap_or_else(|| {
@@ -575,7 +587,7 @@ fn review_plan(args: ReviewArgs) -> ExitCode {
         Err(e) => return refused(&ctx, &e),
     };
     announce(url);
-    match wait(ctx, options, &interrupts, pending) {
+    match wait(ctx, pending) {
         Ok(review) => print_out(format!("{}\n", review.to_json()).as_bytes()),
         Err(e) => fail(&e),
     }

@@ -151,16 +151,31 @@ impl Deadline {
     }
 
     /// Moves the deadline to `max(deadline, now + by)` and returns the new expiry. Does
-    /// nothing once the deadline fired or the ask settled.
+    /// nothing once the deadline fired or the ask settled (see [`try_extend`](Self::try_extend)).
     pub fn extend(&self, by: Duration) -> SystemTime {
         let mut state = relock(&self.inner.state);
+        Self::extend_locked(&mut state, by, &self.inner);
+        wall(state.at)
+    }
+
+    /// [`extend`](Self::extend), saying whether it could: `None` once the deadline fired (the
+    /// ask is timing out: more time does not revive it, §16) or the ask settled.
+    pub fn try_extend(&self, by: Duration) -> Option<SystemTime> {
+        let mut state = relock(&self.inner.state);
+        if !state.armed {
+            return None;
+        }
+        Self::extend_locked(&mut state, by, &self.inner);
+        Some(wall(state.at))
+    }
+
+    fn extend_locked(state: &mut DeadlineState, by: Duration, inner: &Arc<DeadlineInner>) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         let wanted = now_ns().saturating_add(by);
         if state.armed && wanted > state.at {
             state.at = wanted;
-            timer().reschedule(wanted, &self.inner);
+            timer().reschedule(wanted, inner);
         }
-        wall(state.at)
     }
 
     /// Whether the deadline passed and settled the ask `ASK_TIMED_OUT`: false when it passed

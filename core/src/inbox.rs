@@ -197,10 +197,19 @@ impl InboxInner {
             match events.deliverer {
                 Some(thread) if thread == me => return,
                 Some(_) => {
-                    events = self
-                        .delivered
-                        .wait(events)
-                        .unwrap_or_else(|e| e.into_inner());
+                    // Another thread delivers: wait for it, through the binding's hook (its
+                    // subscribers may need what this thread holds, e.g. Python's GIL).
+                    drop(events);
+                    crate::blocking::wait(&mut || {
+                        let mut events = relock(&self.events);
+                        while events.delivered < seq && events.deliverer.is_some() {
+                            events = self
+                                .delivered
+                                .wait(events)
+                                .unwrap_or_else(|e| e.into_inner());
+                        }
+                    });
+                    events = relock(&self.events);
                 }
                 None => break,
             }
@@ -458,7 +467,14 @@ impl QuestionInbox {
             let Some(deadline) = &entry.deadline else {
                 return Ok(None);
             };
-            deadline.extend(Duration::from_millis(ms as u64));
+            if deadline
+                .try_extend(Duration::from_millis(ms as u64))
+                .is_none()
+            {
+                // Its deadline fired an instant ago: the ask is timing out, and its withdrawal
+                // is on the way here. More time does not revive it (§16).
+                return Err(not_pending_error(ticket, last_ticket));
+            }
             let expires_at = deadline.expires_at_rfc3339();
             let seq = self.inner.push(|| InboxEvent::Extended {
                 ticket,

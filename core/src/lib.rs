@@ -36,6 +36,7 @@ pub mod abort;
 pub mod agents;
 pub mod answer;
 pub mod auto;
+pub mod blocking;
 pub mod deadline;
 mod drop_aside;
 pub mod error;

@@ -783,6 +783,11 @@ impl Waiting {
     ) -> Result<AskUserQuestionAnswer> {
         let claimed = match &outcome {
             Ok(_) => None,
+            // A provider that decides the race reports the withdrawal as `ASK_ABORTED` (which
+            // becomes the withdrawal's own reason: a deadline, a disposal); any other error it
+            // settled with came first and stands — an inbox `cancel` or `fail` that won, which
+            // its subscribers were told (§7).
+            Err(error) if self.provider_decides && error.code() != ErrorCode::AskAborted => None,
             Err(_) => self.settlement.claimed_reason(),
         };
         finish_with_provider(outcome, self.strict, &self.questions, claimed)

@@ -252,3 +252,150 @@ fn ten_thousand_concurrent_asks_answered_from_four_threads() {
     }
     assert!(inbox.pending().is_empty());
 }
+
+/// How a withdrawal is caused in [`cancel_or_fail_vs_a_withdrawal_free_running`].
+#[derive(Clone, Copy, Debug)]
+enum Withdrawal {
+    Abort,
+    Dispose,
+    Deadline,
+}
+
+/// `cancel` and `fail` racing a withdrawal: whichever the inbox settled first is what its
+/// caller, its subscribers and the asker all hear — `cancel()` returning OK means the asker
+/// gets `ASK_CANCELLED` and subscribers `cancelled`, never the withdrawal's error (§7).
+#[test]
+fn cancel_or_fail_vs_a_withdrawal_free_running() {
+    use user_questions::{InboxEvent, Outcome};
+    for withdrawal in [Withdrawal::Abort, Withdrawal::Dispose, Withdrawal::Deadline] {
+        let mut seen = [0usize; 2];
+        for round in 0..ROUNDS {
+            let fail = round % 2 == 1;
+            let ctx = Context::new();
+            let inbox = QuestionInbox::new();
+            let outcomes = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let heard = outcomes.clone();
+            let _subscription = inbox.subscribe(move |event| {
+                if let InboxEvent::Resolved { outcome, .. } = event {
+                    heard.lock().unwrap().push(*outcome);
+                }
+            });
+            let reg = ctx
+                .user_questions()
+                .register_provider(inbox.clone())
+                .unwrap();
+            let c = AbortController::new();
+            let mut request = AskUserQuestionRequest::new(questions()).with_signal(c.signal());
+            if let Withdrawal::Deadline = withdrawal {
+                request = request.with_timeout(std::time::Duration::from_millis(1));
+            }
+            let pending = ctx.user_questions().start(request).unwrap();
+            let asker = thread::spawn(move || block_on(pending));
+            let i = inbox.clone();
+            let (settled, ()) = together(
+                move || {
+                    if let Withdrawal::Deadline = withdrawal {
+                        thread::sleep(std::time::Duration::from_micros(900));
+                    }
+                    if fail {
+                        i.fail(1, "the UI failed")
+                    } else {
+                        i.cancel(1)
+                    }
+                },
+                move || match withdrawal {
+                    Withdrawal::Abort => c.abort(),
+                    Withdrawal::Dispose => reg.dispose(),
+                    Withdrawal::Deadline => {}
+                },
+            );
+            let err = asker.join().unwrap().unwrap_err();
+            let heard = outcomes.lock().unwrap().clone();
+            match settled {
+                Ok(()) => {
+                    let expected = if fail {
+                        (ErrorCode::ProviderFailed, "the UI failed", Outcome::Failed)
+                    } else {
+                        (
+                            ErrorCode::AskCancelled,
+                            messages::ASK_CANCELLED,
+                            Outcome::Cancelled,
+                        )
+                    };
+                    assert_eq!(
+                        (err.code(), err.message(), heard.as_slice()),
+                        (expected.0, expected.1, [expected.2].as_slice()),
+                        "{withdrawal:?}, round {round}"
+                    );
+                    seen[0] += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e.code(), ErrorCode::AlreadyResolved);
+                    let (code, outcome) = match withdrawal {
+                        Withdrawal::Deadline => (ErrorCode::AskTimedOut, Outcome::TimedOut),
+                        _ => (ErrorCode::AskAborted, Outcome::Aborted),
+                    };
+                    assert_eq!(
+                        (err.code(), heard.as_slice()),
+                        (code, [outcome].as_slice()),
+                        "{withdrawal:?}, round {round}"
+                    );
+                    seen[1] += 1;
+                }
+            }
+            assert!(inbox.is_empty());
+        }
+        println!(
+            "cancel/fail vs {withdrawal:?}: settled by the UI {} / withdrawn {}",
+            seen[0], seen[1]
+        );
+    }
+}
+
+/// `extend` racing the deadline: more time that was given (OK, a new expiry) is more time —
+/// the ask is still pending and takes an answer; otherwise `extend` says ALREADY_RESOLVED and
+/// the ask timed out (§16).
+#[test]
+fn extend_vs_the_deadline_free_running() {
+    let mut seen = [0usize; 2];
+    for round in 0..ROUNDS {
+        let ctx = Context::new();
+        let inbox = QuestionInbox::new();
+        let _reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let pending = ctx
+            .user_questions()
+            .start(
+                AskUserQuestionRequest::new(questions())
+                    .with_timeout(std::time::Duration::from_millis(1)),
+            )
+            .unwrap();
+        let asker = thread::spawn(move || block_on(pending));
+        thread::sleep(std::time::Duration::from_micros(
+            700 + (round as u64 % 7) * 100,
+        ));
+        match inbox.extend(1, std::time::Duration::from_secs(60)) {
+            Ok(Some(_)) => {
+                inbox.answer(1, answer("npm")).unwrap_or_else(|e| {
+                    panic!("round {round}: more time was given, yet answering: {e}")
+                });
+                assert_eq!(asker.join().unwrap().unwrap(), answer("npm"));
+                seen[0] += 1;
+            }
+            Ok(None) => panic!("round {round}: the ask has a deadline"),
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::AlreadyResolved, "round {round}");
+                let err = asker.join().unwrap().unwrap_err();
+                assert_eq!(err.code(), ErrorCode::AskTimedOut, "round {round}");
+                seen[1] += 1;
+            }
+        }
+        assert!(inbox.is_empty());
+    }
+    println!(
+        "extend vs deadline: extended {} / timed out {}",
+        seen[0], seen[1]
+    );
+}
