@@ -20,7 +20,7 @@
 //! begins; after that it is dropped.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
@@ -32,6 +32,9 @@ pub(crate) type Job = Box<dyn FnOnce(Python<'_>) + Send>;
 static EXITING: AtomicBool = AtomicBool::new(false);
 
 static QUEUE: Mutex<VecDeque<Job>> = Mutex::new(VecDeque::new());
+
+/// How many jobs are in [`QUEUE`], read without its lock.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -54,7 +57,10 @@ pub(crate) fn on_python_thread() -> bool {
 /// loops watching (see the module's documentation), or attached when none is.
 pub(crate) fn run_python(job: impl FnOnce(Python<'_>) + Send + 'static) {
     if on_python_thread() {
-        Python::attach(job);
+        Python::attach(|py| {
+            catch_up(py);
+            job(py);
+        });
         return;
     }
     if let Err(job) = relay::enqueue(Box::new(job)) {
@@ -72,12 +78,38 @@ pub(crate) fn attach_unless_exiting(job: Job) {
 /// Runs the queued jobs, in order, on this (an event loop's) thread.
 fn run_queue(py: Python<'_>) {
     loop {
-        let job = relock(&QUEUE).pop_front();
+        let job = {
+            let mut queue = relock(&QUEUE);
+            let job = queue.pop_front();
+            if job.is_some() {
+                QUEUED.fetch_sub(1, Ordering::SeqCst);
+            }
+            job
+        };
         match job {
             Some(job) => job(py),
             None => break,
         }
     }
+}
+
+/// Runs now, on this Python thread, what foreign threads queued and no loop has run yet.
+/// Called before Python work caused on a Python thread (an inbox event, a signal's
+/// callbacks) and before an asker observes its settlement, so that what was caused first is
+/// seen first: each subscriber gets events in the order they happened, and `resolved` before
+/// the asker moves on (§4.7), however the causes were spread over threads.
+pub(crate) fn catch_up(py: Python<'_>) {
+    if QUEUED.load(Ordering::SeqCst) != 0 {
+        run_queue(py);
+    }
+}
+
+/// Queues `job` behind the others.
+#[cfg_attr(not(unix), allow(dead_code))]
+fn push(job: Job) {
+    let mut queue = relock(&QUEUE);
+    queue.push_back(job);
+    QUEUED.fetch_add(1, Ordering::SeqCst);
 }
 
 pub(crate) use relay::{RelayLease, enqueue};
@@ -92,7 +124,7 @@ mod relay {
     use pyo3::intern;
     use pyo3::prelude::*;
 
-    use super::{Job, QUEUE, relock, run_queue};
+    use super::{Job, QUEUE, push, relock, run_queue};
 
     /// A loop that watches the queue's socket pair.
     struct Watcher {
@@ -113,7 +145,7 @@ mod relay {
         if !watchers.iter().any(|w| w.leases > 0) {
             return Err(job);
         }
-        relock(&QUEUE).push_back(job);
+        push(job);
         for watcher in watchers.iter().filter(|w| w.leases > 0) {
             // A full socket (`WouldBlock`) is already readable.
             let _ = (&watcher.writer).write(&[1]);
@@ -255,4 +287,30 @@ mod relay {
 
         pub(crate) fn release(self, _py: Python<'_>) {}
     }
+}
+
+/// The core's wait hook (`user_questions::blocking`): a thread that holds the GIL lets it go
+/// while it waits for another thread to deliver inbox events — that thread's subscribers are
+/// Python callables, which need the GIL — and takes it back after. Installed when the module
+/// loads.
+pub(crate) fn wait_without_the_gil(wait: &mut dyn FnMut()) {
+    // SAFETY: `PyGILState_Check` may be called on any thread, attached or not.
+    if unsafe { pyo3::ffi::PyGILState_Check() } == 0 {
+        wait();
+        return;
+    }
+    // SAFETY: this thread holds the GIL (checked above); `PyEval_SaveThread` releases it and
+    // returns this thread's state, which `PyEval_RestoreThread` takes back once the wait — Rust
+    // code that touches no Python object — is over.
+    let state = unsafe { pyo3::ffi::PyEval_SaveThread() };
+    // Taken back however the wait ends.
+    struct Restore(*mut pyo3::ffi::PyThreadState);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: the state `PyEval_SaveThread` returned on this thread, restored once.
+            unsafe { pyo3::ffi::PyEval_RestoreThread(self.0) };
+        }
+    }
+    let _restore = Restore(state);
+    wait();
 }

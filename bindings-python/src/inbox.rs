@@ -119,7 +119,11 @@ impl PyQuestionInbox {
         let callback = Arc::new(callback);
         let subscription = self.inbox.subscribe(move |event| {
             if crate::foreign::on_python_thread() {
-                Python::attach(|py| deliver(py, &callback, event));
+                Python::attach(|py| {
+                    // After what foreign threads caused before it (foreign.rs).
+                    crate::foreign::catch_up(py);
+                    deliver(py, &callback, event);
+                });
                 return;
             }
             // A foreign thread (the deadline timer): it runs on an event loop's thread, in

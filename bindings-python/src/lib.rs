@@ -30,6 +30,9 @@ mod web;
 /// The native module. Everything public is re-exported by `user_questions`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A Python thread waiting in the core for another thread's inbox delivery lets the GIL go
+    // meanwhile (foreign.rs).
+    user_questions::blocking::set_wait_hook(foreign::wait_without_the_gil);
     m.add("CODES", errors::codes(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<agents::PyAgent>()?;

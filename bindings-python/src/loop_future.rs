@@ -150,6 +150,10 @@ impl Driver {
         };
         if let Some((completion, finished)) = ready {
             drop(finished);
+            // What a foreign thread caused before the settlement (a deadline's `resolved`, its
+            // signal's callbacks) is run before the asker observes it (§4.7): its own wake may
+            // not have come yet, or a poll already scheduled may get here first.
+            foreign::catch_up(py);
             self.complete(py, completion);
         }
         true

@@ -369,6 +369,43 @@ CAUSES: Dict[str, Withdraw] = {
 }
 
 
+async def test_many_deadlines_on_one_loop_keep_every_ticket_s_events_in_order() -> None:
+    # Deadlines fire on the core's timer thread (their events reach Python through the loop)
+    # while new asks start on the loop's own thread (their events are delivered there at
+    # once): each ticket's `requested` still comes before its `resolved`, and both before its
+    # asker observes the time-out (§4.7).
+    ctx = uq.Context()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    seen: Dict[str, List[str]] = {}
+    key_of: Dict[int, str] = {}
+
+    def subscriber(event: Any) -> None:
+        if event["type"] == "requested":
+            key_of[event["ticket"]] = event["key"]
+        seen.setdefault(key_of.get(event["ticket"], f"unknown {event['ticket']}"), []).append(
+            event["type"]
+        )
+
+    inbox.subscribe(subscriber)
+
+    async def one(i: int) -> None:
+        timeout = (0.001, 0.002, 0.005)[i % 3]
+        with pytest.raises(uq.UserQuestionError) as raised:
+            await ctx.user_questions.ask(request(key=f"k{i}", timeout=timeout))
+        assert raised.value.code == "ASK_TIMED_OUT"
+        seen.setdefault(f"k{i}", []).append("observed")
+
+    for _ in range(3):
+        seen.clear()
+        await asyncio.gather(*[one(i) for i in range(1000)])
+        orders: Dict[str, int] = {}
+        for events in seen.values():
+            orders[",".join(events)] = orders.get(",".join(events), 0) + 1
+        assert orders == {"requested,resolved,observed": 1000}
+    ctx.close()
+
+
 @pytest.mark.parametrize("kind", ["provider signal", "inbox subscriber"])
 @pytest.mark.parametrize("cause", list(CAUSES))
 async def test_the_ui_hears_of_a_settlement_before_the_asker_observes_it(

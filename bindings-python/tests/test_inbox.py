@@ -293,3 +293,64 @@ async def test_an_answer_on_the_asker_s_loop_completes_the_ask_before_it_returns
             else:
                 assert isinstance(task.exception(), uq.UserQuestionError)
                 assert order == ["requested", "resolved"]
+
+
+_TWO_LOOPS_ONE_INBOX = r"""
+import asyncio, sys, threading
+import user_questions as uq
+
+# Thread switches as often as CPython allows: the GIL changes hands inside every window.
+sys.setswitchinterval(1e-6)
+ctx = uq.Context()
+inbox = uq.QuestionInbox()
+ctx.user_questions.register_provider(inbox)
+events = []
+inbox.subscribe(lambda event: events.append(event["type"]))
+
+
+def worker():
+    async def main():
+        for _ in range(ROUNDS):
+            task = asyncio.ensure_future(ctx.user_questions.ask({"questions": QUESTIONS}))
+            await asyncio.sleep(0)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    asyncio.run(main())
+
+
+threads = [threading.Thread(target=worker) for _ in range(2)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(events.count("requested"), events.count("resolved"))
+"""
+
+
+def test_two_threads_with_their_own_loops_asking_one_inbox_with_a_subscriber_never_deadlock() -> (
+    None
+):
+    # One thread delivers the inbox's events (a Python subscriber: it needs the GIL) while the
+    # other waits for that delivery to finish before its ask goes on (§4.7): the waiting
+    # thread must not hold the GIL meanwhile. In a child process, so a deadlock fails the
+    # test instead of hanging it.
+    import subprocess
+
+    rounds = 3000
+    script = _TWO_LOOPS_ONE_INBOX.replace("ROUNDS", str(rounds)).replace(
+        "QUESTIONS", repr([QUESTION])
+    )
+    for _ in range(3):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail("deadlocked: two asking threads never finished")
+        assert done.returncode == 0, done.stderr
+        # Every ask was asked and withdrawn, each event delivered once.
+        assert done.stdout.split() == [str(2 * rounds), str(2 * rounds)]

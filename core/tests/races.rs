@@ -10,7 +10,7 @@ use std::thread;
 use futures::executor::block_on;
 use user_questions::{
     AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionRequest, Context,
-    ErrorCode, QuestionInbox, messages, parse_answer_json, parse_questions,
+    ErrorCode, ProviderRegistration, QuestionInbox, messages, parse_answer_json, parse_questions,
 };
 
 const ROUNDS: usize = 500;
@@ -20,6 +20,17 @@ fn questions() -> Vec<AskUserQuestionItem> {
         {"id": "pkg", "question": "Which?", "options": [{"label": "pnpm"}, {"label": "npm"}]}
     ]))
     .unwrap()
+}
+
+/// A context whose provider is a new inbox.
+fn with_inbox() -> (Context, QuestionInbox, ProviderRegistration) {
+    let ctx = Context::new();
+    let inbox = QuestionInbox::new();
+    let registration = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    (ctx, inbox, registration)
 }
 
 fn answer(label: &str) -> AskUserQuestionAnswer {
@@ -50,12 +61,7 @@ fn together<A: Send + 'static, B: Send + 'static>(
 #[test]
 fn abort_vs_answer_forced_both_ways() {
     for abort_first in [true, false] {
-        let ctx = Context::new();
-        let inbox = QuestionInbox::new();
-        let _reg = ctx
-            .user_questions()
-            .register_provider(inbox.clone())
-            .unwrap();
+        let (ctx, inbox, _reg) = with_inbox();
         let c = AbortController::new();
         let pending = ctx
             .user_questions()
@@ -85,12 +91,7 @@ fn abort_vs_answer_forced_both_ways() {
 fn abort_vs_answer_free_running() {
     let mut seen = [0usize; 2];
     for _ in 0..ROUNDS {
-        let ctx = Context::new();
-        let inbox = QuestionInbox::new();
-        let _reg = ctx
-            .user_questions()
-            .register_provider(inbox.clone())
-            .unwrap();
+        let (ctx, inbox, _reg) = with_inbox();
         let c = AbortController::new();
         let pending = ctx
             .user_questions()
@@ -127,12 +128,7 @@ fn abort_vs_answer_free_running() {
 #[test]
 fn disposal_vs_answer_free_running() {
     for round in 0..ROUNDS {
-        let ctx = Context::new();
-        let inbox = QuestionInbox::new();
-        let reg = ctx
-            .user_questions()
-            .register_provider(inbox.clone())
-            .unwrap();
+        let (ctx, inbox, reg) = with_inbox();
         let pending = ctx
             .user_questions()
             .start(AskUserQuestionRequest::new(questions()))
@@ -170,12 +166,7 @@ fn disposal_vs_answer_free_running() {
 #[test]
 fn two_threads_answering_one_ticket_exactly_one_wins() {
     for _ in 0..ROUNDS {
-        let ctx = Context::new();
-        let inbox = QuestionInbox::new();
-        let _reg = ctx
-            .user_questions()
-            .register_provider(inbox.clone())
-            .unwrap();
+        let (ctx, inbox, _reg) = with_inbox();
         let pending = ctx
             .user_questions()
             .start(AskUserQuestionRequest::new(questions()))
@@ -271,8 +262,7 @@ fn cancel_or_fail_vs_a_withdrawal_free_running() {
         let mut seen = [0usize; 2];
         for round in 0..ROUNDS {
             let fail = round % 2 == 1;
-            let ctx = Context::new();
-            let inbox = QuestionInbox::new();
+            let (ctx, inbox, reg) = with_inbox();
             let outcomes = Arc::new(std::sync::Mutex::new(Vec::new()));
             let heard = outcomes.clone();
             let _subscription = inbox.subscribe(move |event| {
@@ -280,10 +270,6 @@ fn cancel_or_fail_vs_a_withdrawal_free_running() {
                     heard.lock().unwrap().push(*outcome);
                 }
             });
-            let reg = ctx
-                .user_questions()
-                .register_provider(inbox.clone())
-                .unwrap();
             let c = AbortController::new();
             let mut request = AskUserQuestionRequest::new(questions()).with_signal(c.signal());
             if let Withdrawal::Deadline = withdrawal {
@@ -359,12 +345,7 @@ fn cancel_or_fail_vs_a_withdrawal_free_running() {
 fn extend_vs_the_deadline_free_running() {
     let mut seen = [0usize; 2];
     for round in 0..ROUNDS {
-        let ctx = Context::new();
-        let inbox = QuestionInbox::new();
-        let _reg = ctx
-            .user_questions()
-            .register_provider(inbox.clone())
-            .unwrap();
+        let (ctx, inbox, _reg) = with_inbox();
         let pending = ctx
             .user_questions()
             .start(
