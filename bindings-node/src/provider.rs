@@ -253,17 +253,23 @@ impl UserQuestionProvider for JsProvider {
             }));
         }
         let dispatch = self.dispatch.clone();
-        let listener = request.signal.on_abort(move || {
-            let withdraw = dispatch.clone();
-            dispatch.home().post(Box::new(move |env| {
-                withdraw.call(
-                    env,
-                    &[jsthread::number(env, f64::from(call)), jsthread::null(env)],
-                );
-            }));
-        });
+        // Kept until the signal fires, not dropped with this future: a withdrawal claimed
+        // while the provider's outcome arrives must still abort the provider's own signal
+        // before the asker observes it (§4.7) — the core holds that outcome until this
+        // listener has run. (The signal is the ask's own: it goes when the ask has settled.)
+        request
+            .signal
+            .on_abort(move || {
+                let withdraw = dispatch.clone();
+                dispatch.home().post(Box::new(move |env| {
+                    withdraw.call(
+                        env,
+                        &[jsthread::number(env, f64::from(call)), jsthread::null(env)],
+                    );
+                }));
+            })
+            .keep();
         Box::pin(async move {
-            let _listener = listener;
             let _forget = forget;
             match receiver.await {
                 Ok(Some(text)) => outcome(&text),

@@ -9,7 +9,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
 const native = require('../native.js')
-const { AutoResponder, Context } = require('..')
+const { AutoResponder, Context, UserQuestionError } = require('..')
 
 const Q = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
 const YES = { answers: [{ id: 'go', selected: ['Yes'] }] }
@@ -625,3 +625,55 @@ function inboxNativeOfAnswer(inbox, ticket, answer) {
   const { inboxNativeOf } = require('../lib/inbox.js')
   inboxNativeOf(inbox).answerOnAnotherThread(ticket, JSON.stringify(answer))
 }
+
+test('through the package: a provider failing as its deadline fires — when the asker gets the time-out, the provider heard the withdrawal first', async () => {
+  // The provider rejects at about the time its deadline fires, on the timer thread: either
+  // the provider's error is what the asker gets, or the deadline is — and then the provider's
+  // signal aborted before the asker resumed (§4.7), also when the withdrawal was claimed as
+  // the rejection arrived. Counted over many asks, the two racing at random.
+  const outcomes = { provider: 0, deadline: 0 }
+  for (let round = 0; round < 200; round++) {
+    const ctx = new Context()
+    /** @type {Map<string, string[]>} */
+    const log = new Map()
+    ctx.userQuestions.registerProvider({
+      ask({ questions, signal }) {
+        const events = /** @type {string[]} */ (log.get(questions[0].header))
+        events.push('asked')
+        signal.addEventListener('abort', () => events.push('signal'))
+        return new Promise((resolve, reject) => {
+          setTimeout(() => reject(new UserQuestionError('no', 'ASK_CANCELLED')), 2)
+        })
+      },
+    })
+    const asks = []
+    for (let i = 0; i < 20; i++) {
+      const header = `a${i}`
+      const events = []
+      log.set(header, events)
+      asks.push(
+        ctx.userQuestions
+          .ask({ questions: [{ id: 'go', question: 'Go?', header }], timeoutMs: 2 })
+          .then(
+            () => events.push('answered'),
+            (/** @type {UserQuestionError} */ e) => events.push(e.code),
+          ),
+      )
+    }
+    await Promise.all(asks)
+    for (const [header, events] of log) {
+      const last = events.at(-1)
+      if (last === 'ASK_CANCELLED') {
+        outcomes.provider++
+      } else {
+        assert.equal(last, 'ASK_TIMED_OUT', `${header}: ${events}`)
+        outcomes.deadline++
+        // Asked: the signal aborted before the asker resumed. (Withdrawn before its provider
+        // ran, an ask never reaches it, and there is no signal to hear.)
+        if (events.includes('asked')) assert.ok(events.indexOf('signal') >= 0, `${header}: ${events}`)
+      }
+    }
+    ctx.dispose()
+  }
+  assert.ok(outcomes.deadline > 0, `some asks timed out: ${JSON.stringify(outcomes)}`)
+})

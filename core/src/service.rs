@@ -777,9 +777,14 @@ impl Waiting {
         result
     }
 
+    /// The provider's outcome as the asker gets it, given the withdrawal `claimed` when the
+    /// outcome was taken (read once for both this and [`must_hold`](Self::must_hold): a
+    /// withdrawal claimed in between settles nothing here — its listeners, which the provider's
+    /// future may hold, would be dropped before they ran).
     fn finish_with_provider(
         &self,
         outcome: Result<AskUserQuestionAnswer>,
+        claimed: Option<UserQuestionError>,
     ) -> Result<AskUserQuestionAnswer> {
         let claimed = match &outcome {
             Ok(_) => None,
@@ -788,7 +793,7 @@ impl Waiting {
             // settled with came first and stands — an inbox `cancel` or `fail` that won, which
             // its subscribers were told (§7).
             Err(error) if self.provider_decides && error.code() != ErrorCode::AskAborted => None,
-            Err(_) => self.settlement.claimed_reason(),
+            Err(_) => claimed,
         };
         finish_with_provider(outcome, self.strict, &self.questions, claimed)
     }
@@ -797,10 +802,10 @@ impl Waiting {
     /// listeners have not all run yet (§4.7). An answer must wait too, unless the provider
     /// decides the race: an executor that polls inside a waker (the inline one) can see the
     /// provider's answer while the withdrawal's listeners run, and §4.1 drops that answer.
-    fn must_hold(&self, outcome: &Result<AskUserQuestionAnswer>) -> bool {
+    fn must_hold(&self, outcome: &Result<AskUserQuestionAnswer>, claimed: bool) -> bool {
         (outcome.is_err() || !self.provider_decides)
+            && claimed
             && !self.settlement.published.load(Ordering::Acquire)
-            && self.settlement.claimed_reason().is_some()
     }
 }
 
@@ -836,18 +841,21 @@ impl Future for Waiting {
             },
         };
         if let Some(outcome) = outcome {
-            if this.must_hold(&outcome) {
-                this.provider = None;
+            let claimed = this.settlement.claimed_reason();
+            if this.must_hold(&outcome, claimed.is_some()) {
+                // The provider's future is kept (never polled again: `held` comes first) until
+                // the withdrawal's listeners have run: a listener it holds (a binding's bridge
+                // from this signal to its own) must still hear the withdrawal (§4.7).
                 this.held = Some(outcome);
                 this.settlement.waker.register(cx.waker());
-                if this.must_hold(this.held.as_ref().expect("just held")) {
+                if this.must_hold(this.held.as_ref().expect("just held"), true) {
                     return Poll::Pending;
                 }
                 let outcome = this.held.take().expect("just held");
-                let result = this.finish_with_provider(outcome);
+                let result = this.finish_with_provider(outcome, claimed);
                 return Poll::Ready(this.settle(result));
             }
-            let result = this.finish_with_provider(outcome);
+            let result = this.finish_with_provider(outcome, claimed);
             return Poll::Ready(this.settle(result));
         }
         this.settlement.waker.register(cx.waker());
