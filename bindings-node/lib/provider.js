@@ -34,16 +34,6 @@ function notAnAnswer(err) {
 }
 
 /**
- * On the fast path, a copy of `answer` when it is plain data (see `snapshot.js`), else
- * `undefined`; reading it may throw (a getter).
- * @param {Call} record
- * @param {unknown} answer
- */
-function copyOf(record, answer) {
-  return record.resolve === undefined ? undefined : answerCopy(answer)
-}
-
-/**
  * @param {unknown} err
  * @returns {string}
  */
@@ -288,28 +278,9 @@ function runProvider(provider, call, payload, record, finish) {
   }
   // On the fast path a plain answer goes as a copy, which the asker can then get as it is.
   // One returned as it is (no promise) is copied now, before anything else runs: the asker
-  // gets what the provider answered, whatever the provider does with it afterwards. Reading
-  // an answer that throws (a getter) is a provider failure like any other.
-  /**
-   * The copy of `answer` (`undefined`: none), or `null` once the call is finished as failed.
-   * @param {unknown} answer
-   */
-  const copied = (answer) => {
-    try {
-      return copyOf(record, answer)
-    } catch (err) {
-      finish(call, record, notAnAnswer(err))
-      return null
-    }
-  }
-  /** @param {unknown} answer */
-  const settle = (answer) => {
-    const copy = copied(answer)
-    if (copy === undefined) finish(call, record, outcomeOf(answer))
-    else if (copy !== null) finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
-  }
+  // gets what the provider answered, whatever the provider does with it afterwards.
   if (typeof result === 'object' && result !== null && !('then' in result)) {
-    const copy = copied(result)
+    const copy = copied(call, record, finish, result)
     if (copy === null) return
     if (copy !== undefined) {
       // Settled a microtask later, as `await` of the answer would.
@@ -318,7 +289,32 @@ function runProvider(provider, call, payload, record, finish) {
     }
   }
   // As `await` would: a thenable is followed, anything else is the answer.
-  Promise.resolve(result).then(settle, (err) => finish(call, record, failureOf(err)))
+  Promise.resolve(result).then(
+    (answer) => {
+      const copy = copied(call, record, finish, answer)
+      if (copy === undefined) finish(call, record, outcomeOf(answer))
+      else if (copy !== null) finish(call, record, `{"answer":${JSON.stringify(copy)}}`, copy)
+    },
+    (err) => finish(call, record, failureOf(err)),
+  )
+}
+
+/**
+ * On the fast path, the copy of a provider's `answer` when it is plain data (`undefined`:
+ * none); `null` once reading it threw (a getter) and the call is finished as failed, like any
+ * other provider failure.
+ * @param {number} call
+ * @param {Call} record
+ * @param {(call: number, record: Call, outcome: string) => void} finish
+ * @param {unknown} answer
+ */
+function copied(call, record, finish, answer) {
+  try {
+    return record.resolve === undefined ? undefined : answerCopy(answer)
+  } catch (err) {
+    finish(call, record, notAnAnswer(err))
+    return null
+  }
 }
 
 module.exports = { dispatcherFor }
