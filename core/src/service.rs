@@ -778,9 +778,9 @@ impl Waiting {
     }
 
     /// The provider's outcome as the asker gets it, given the withdrawal `claimed` when the
-    /// outcome was taken (read once for both this and [`must_hold`](Self::must_hold): a
-    /// withdrawal claimed in between settles nothing here — its listeners, which the provider's
-    /// future may hold, would be dropped before they ran).
+    /// outcome was taken — read once for both this and [`must_hold`](Self::must_hold), so that
+    /// an outcome is never replaced by a withdrawal it was not held for (whose listeners may
+    /// not have run yet, §4.7).
     fn finish_with_provider(
         &self,
         outcome: Result<AskUserQuestionAnswer>,
@@ -843,9 +843,7 @@ impl Future for Waiting {
         if let Some(outcome) = outcome {
             let claimed = this.settlement.claimed_reason();
             if this.must_hold(&outcome, claimed.is_some()) {
-                // The provider's future is kept (never polled again: `held` comes first) until
-                // the withdrawal's listeners have run: a listener it holds (a binding's bridge
-                // from this signal to its own) must still hear the withdrawal (§4.7).
+                this.provider = None;
                 this.held = Some(outcome);
                 this.settlement.waker.register(cx.waker());
                 if this.must_hold(this.held.as_ref().expect("just held"), true) {
