@@ -112,9 +112,24 @@ fn settled(rx: &mpsc::Receiver<Result<AskUserQuestionAnswer>>) -> Result<AskUser
     rx.recv_timeout(PATIENCE).expect("the ask settles")
 }
 
+/// The outcome of a deadline of `ms` (§16): `ASK_TIMED_OUT` with its message.
+fn assert_timed_out(outcome: Result<AskUserQuestionAnswer>, ms: u64) {
+    let e = outcome.expect_err("the ask timed out");
+    assert_eq!(e.code(), ErrorCode::AskTimedOut);
+    assert_eq!(
+        e.message(),
+        format!("the user did not answer ask_user_question within {ms} ms")
+    );
+}
+
 fn host(f: &Fixture) -> Context {
+    host_at(&f.base)
+}
+
+/// A host whose `RemoteProvider` asks the hub (or a proxy in front of it) at `base`.
+fn host_at(base: &str) -> Context {
     let ctx = Context::new();
-    let remote = RemoteProvider::new(&f.base, TOKEN).unwrap();
+    let remote = RemoteProvider::new(base, TOKEN).unwrap();
     let _ = ctx.user_questions().register_provider(remote).unwrap();
     ctx
 }
@@ -309,12 +324,7 @@ fn outcomes_map_back_to_the_host() {
     let p = f.wait_pending(1);
     let t = p[0]["ticket"].as_u64().unwrap();
     assert!(p[0]["expiresAt"].as_str().unwrap().ends_with('Z'));
-    let e = settled(&rx).unwrap_err();
-    assert_eq!(e.code(), ErrorCode::AskTimedOut);
-    assert_eq!(
-        e.message(),
-        "the user did not answer ask_user_question within 300 ms"
-    );
+    assert_timed_out(settled(&rx), 300);
     let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
     assert_eq!(value, json!({"status": "timed_out"}));
 
@@ -1132,27 +1142,28 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
 }
 
 /// A proxy in front of a hub that forwards every request, but holds the hub's reply to the
-/// first `POST /api/v1/asks` (the ask is stored by then) until `release` is set: an asker's
-/// `POST` caught on its way back.
-struct HeldPost {
+/// first request of `method` whose path starts with `path` (the hub has acted on it by then)
+/// until `release` is set: a reply caught on its way back to the asker. `held` receives that
+/// reply's body as the proxy holds it.
+struct HeldReply {
     base: String,
-    stored: mpsc::Receiver<u64>,
+    held: mpsc::Receiver<String>,
     release: tokio::sync::watch::Sender<bool>,
 }
 
-fn held_post(f: &Fixture) -> HeldPost {
+fn held_reply(f: &Fixture, method: Method, path: &'static str) -> HeldReply {
     use axum::body::{Body, to_bytes};
     use axum::extract::Request;
     use axum::response::Response;
-    let (stored_tx, stored) = mpsc::channel();
-    let stored_tx = std::sync::Arc::new(std::sync::Mutex::new(Some(stored_tx)));
+    let (held_tx, held) = mpsc::channel();
+    let held_tx = std::sync::Arc::new(std::sync::Mutex::new(Some(held_tx)));
     let (release, released) = tokio::sync::watch::channel(false);
     let hub = f.base.clone();
     let client = f.client.clone();
     let forward = move |request: Request| {
         let (hub, client) = (hub.clone(), client.clone());
-        let first = request.method() == Method::POST && request.uri().path() == "/api/v1/asks";
-        let stored_tx = first.then(|| stored_tx.lock().unwrap().take()).flatten();
+        let first = request.method() == method && request.uri().path().starts_with(path);
+        let held_tx = first.then(|| held_tx.lock().unwrap().take()).flatten();
         let mut released = released.clone();
         async move {
             let (parts, body) = request.into_parts();
@@ -1170,11 +1181,8 @@ fn held_post(f: &Fixture) -> HeldPost {
                 .unwrap();
             let status = reply.status();
             let text = reply.text().await.unwrap();
-            if let Some(stored_tx) = stored_tx {
-                let ticket = serde_json::from_str::<Value>(&text).unwrap()["ticket"]
-                    .as_u64()
-                    .unwrap();
-                let _ = stored_tx.send(ticket);
+            if let Some(held_tx) = held_tx {
+                let _ = held_tx.send(text.clone());
                 let _ = released.wait_for(|r| *r).await;
             }
             Response::builder()
@@ -1190,9 +1198,9 @@ fn held_post(f: &Fixture) -> HeldPost {
             .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     f.rt.spawn(async move { axum::serve(listener, app).await });
-    HeldPost {
+    HeldReply {
         base,
-        stored,
+        held,
         release,
     }
 }
@@ -1200,10 +1208,8 @@ fn held_post(f: &Fixture) -> HeldPost {
 #[test]
 fn a_keyless_ask_withdrawn_while_its_post_is_on_the_way_is_withdrawn_at_the_hub() {
     let f = fixture();
-    let proxy = held_post(&f);
-    let ctx = Context::new();
-    let remote = RemoteProvider::new(&proxy.base, TOKEN).unwrap();
-    let _ = ctx.user_questions().register_provider(remote).unwrap();
+    let proxy = held_reply(&f, Method::POST, "/api/v1/asks");
+    let ctx = host_at(&proxy.base);
     let controller = AbortController::new();
     let rx = ask(
         &ctx,
@@ -1211,10 +1217,13 @@ fn a_keyless_ask_withdrawn_while_its_post_is_on_the_way_is_withdrawn_at_the_hub(
             .with_signal(controller.signal()),
     );
     // The hub has stored the ask; its reply has not reached the asker when it withdraws.
-    let ticket = proxy
-        .stored
+    let reply = proxy
+        .held
         .recv_timeout(PATIENCE)
         .expect("the ask is stored");
+    let ticket = serde_json::from_str::<Value>(&reply).unwrap()["ticket"]
+        .as_u64()
+        .unwrap();
     controller.abort();
     assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
     proxy.release.send_replace(true);
@@ -1303,4 +1312,122 @@ fn a_second_hub_on_the_same_sqlite_file_is_refused_until_the_first_stops() {
     let next = Hub::start(config(&f.store)).expect("a hub on the file once the first stopped");
     assert_eq!(next.pending_count(), 0);
     next.shutdown();
+}
+
+/// The hub keeps the asker's deadline, a moment later (the `POST`'s trip, its sweep): an
+/// answer (or a cancel) it took in time — the person was told it was taken — may still be on
+/// its way to the asker when the asker's own deadline passes. The hub's outcome decides: it
+/// reaches the asker. (Here the asker's long poll, which carries it, is held on its way back
+/// past the asker's deadline.)
+#[test]
+fn what_the_hub_took_in_time_reaches_an_asker_whose_own_deadline_passed_first() {
+    let f = fixture();
+    // What the person did at the hub, in time; what the asker gets.
+    let answer = answer_body("gap", "B");
+    for (action, body, held_status) in [
+        ("answer", answer.as_str(), "answered"),
+        ("cancel", "", "cancelled"),
+    ] {
+        let proxy = held_reply(&f, Method::GET, "/api/v1/asks/");
+        let ctx = host_at(&proxy.base);
+        let rx = ask(
+            &ctx,
+            AskUserQuestionRequest::new(vec![question("gap", &["A", "B"])])
+                .with_timeout(Duration::from_millis(2000)),
+        );
+        let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+        let (status, _) = f.post(&format!("/api/v1/questions/{t}/{action}"), body);
+        assert_eq!(status, StatusCode::OK, "{action}");
+        let held = proxy.held.recv_timeout(PATIENCE).expect("the long poll");
+        assert!(held.contains(&format!("\"{held_status}\"")), "{held}");
+        match settled(&rx) {
+            Ok(answer) if action == "answer" => {
+                assert_eq!(answer.answers[0].selected, vec!["B".to_owned()]);
+            }
+            Err(e) if action == "cancel" => assert_eq!(e.code(), ErrorCode::AskCancelled),
+            other => panic!("{action}: {other:?}"),
+        }
+        proxy.release.send_replace(true);
+    }
+}
+
+/// More time given on the hub that a remote asker did not hear of before its own deadline
+/// (the long poll that carries it is held on its way back): the asker's deadline stands —
+/// `ASK_TIMED_OUT` with its message — and the question is withdrawn at the hub, not left open
+/// for an answer nobody waits for.
+#[test]
+fn more_time_the_asker_never_heard_of_does_not_leave_the_question_open_at_the_hub() {
+    let f = fixture();
+    let proxy = held_reply(&f, Method::GET, "/api/v1/asks/");
+    let ctx = host_at(&proxy.base);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("more", &["A"])])
+            .with_timeout(Duration::from_millis(1500)),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    let (status, _) = f.post(&format!("/api/v1/questions/{t}/extend"), r#"{"ms":600000}"#);
+    assert_eq!(status, StatusCode::OK);
+    let held = proxy.held.recv_timeout(PATIENCE).expect("the long poll");
+    assert!(held.contains("\"pending\""), "{held}");
+    assert_timed_out(settled(&rx), 1500);
+    let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+    assert!(f.pending().is_empty());
+    proxy.release.send_replace(true);
+}
+
+/// Answers given around a remote asker's deadline, counted: each answer the hub acknowledged
+/// (200) is the asker's answer, and each it refused (409, the hub's deadline passed) leaves the
+/// asker `ASK_TIMED_OUT` — whichever deadline, the asker's or the hub's, passed first.
+#[test]
+fn answers_around_a_remote_deadline_every_acknowledged_answer_reaches_the_asker() {
+    let f = fixture();
+    let ctx = host(&f);
+    const TIMEOUT_MS: u64 = 100;
+    const ROUNDS: u64 = 50;
+    let (mut taken, mut refused) = (0, 0);
+    for round in 0..ROUNDS {
+        let started = std::time::Instant::now();
+        let rx = ask(
+            &ctx,
+            AskUserQuestionRequest::new(vec![question("race", &["A"])])
+                .with_timeout(Duration::from_millis(TIMEOUT_MS)),
+        );
+        let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+        // The first at once, the last well past the deadline; the others within 3 ms of it,
+        // where the two deadlines (the asker's, the hub's a moment later) are.
+        let at = match round {
+            0 => Duration::ZERO,
+            r if r == ROUNDS - 1 => Duration::from_millis(TIMEOUT_MS * 2),
+            r => Duration::from_micros(TIMEOUT_MS * 1000 - 3000 + 6000 * r / ROUNDS),
+        };
+        std::thread::sleep(at.saturating_sub(started.elapsed()));
+        let (status, value) = f.post(
+            &format!("/api/v1/questions/{t}/answer"),
+            answer_body("race", "A"),
+        );
+        let outcome = settled(&rx);
+        match status {
+            StatusCode::OK => {
+                taken += 1;
+                assert_eq!(
+                    outcome
+                        .expect("an acknowledged answer reaches the asker")
+                        .answers[0]
+                        .selected,
+                    vec!["A".to_owned()]
+                );
+            }
+            StatusCode::CONFLICT => {
+                refused += 1;
+                assert_eq!(outcome.unwrap_err().code(), ErrorCode::AskTimedOut);
+            }
+            other => panic!("answer: {other} {value}"),
+        }
+        // The hub has settled it too before the next round.
+        let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+        assert_ne!(value["status"], "pending");
+    }
+    assert!(taken > 0 && refused > 0, "taken {taken}, refused {refused}");
 }

@@ -13,12 +13,19 @@
 //! | `withdrawn` | `ASK_ABORTED` |
 //! | `failed` | `PROVIDER_FAILED` with the hub's message |
 //!
-//! When the ask is withdrawn (its signal fires) the provider sends `DELETE` — also when it is
-//! withdrawn while its `POST` is on the way: the `POST` finishes, and the ticket it brings is
-//! withdrawn (unless the ask's deadline has passed: the hub times it out itself). A hub that is
-//! down or restarting is ridden out: the provider reconnects with backoff (at most 5 s
-//! between tries) for [`DEFAULT_OUTAGE_LIMIT`], then fails `PROVIDER_FAILED` naming the
-//! hub's address. It never waits past the ask's deadline (the core settles the ask then).
+//! When the asker withdraws the ask (its signal, a disposal) it settles `ASK_ABORTED` at once
+//! and the provider sends `DELETE` — also when it is withdrawn while its `POST` is on the way:
+//! the `POST` finishes, and the ticket it brings is withdrawn. When the ask's **deadline**
+//! passes, the hub's outcome decides (the provider [decides withdrawal
+//! races](UserQuestionProvider::decides_withdrawal_races)): the hub keeps the same deadline,
+//! and an answer it took before that — which the person was told was taken — may still be on
+//! its way to the asker. The provider asks the hub once more (for at most [`VERDICT_FOR`]):
+//! what the hub settled stands (an answer is the asker's answer; the hub's own time-out is
+//! `ASK_TIMED_OUT`); a hub that cannot be reached leaves the ask `ASK_TIMED_OUT` at once (the hub
+//! times it out itself); one that still holds it open (more time given there that this asker
+//! never heard of) is withdrawn with `DELETE`. A hub that is down or restarting is ridden out:
+//! the provider reconnects with backoff (at most 5 s between tries) for
+//! [`DEFAULT_OUTAGE_LIMIT`], then fails `PROVIDER_FAILED` naming the hub's address.
 //!
 //! ```no_run
 //! use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context};
@@ -64,6 +71,11 @@ const REQUEST_SLACK: Duration = Duration::from_secs(15);
 const WITHDRAW_FOR: Duration = Duration::from_secs(10);
 /// How long dropping the provider waits for withdrawals still on their way to the hub.
 const DROP_GRACE: Duration = Duration::from_secs(2);
+/// How long, once an ask's deadline passed, the provider waits for the hub's outcome of it
+/// (the hub's deadline ends a moment later: the `POST`'s trip, its sweep of 100 ms).
+pub const VERDICT_FOR: Duration = Duration::from_secs(2);
+/// How long a request to learn the hub's outcome may take beyond the wait it asks for.
+const VERDICT_SLACK: Duration = Duration::from_secs(1);
 
 struct Conn {
     /// `http(s)://host:port[/prefix]`, without a trailing slash.
@@ -232,24 +244,33 @@ impl UserQuestionProvider for RemoteProvider {
             body["key"] = Value::String(key.clone());
         }
         // `timeoutMs` is set as each POST is sent (see `Conn::post`).
-        let (withdraw, withdrawn) = watch::channel(false);
+        let (withdraw, withdrawn) = watch::channel(Withdrawal::None);
         let conn = self.inner.conn.clone();
+        let deadline = request.deadline.clone();
+        // The asker's own withdrawal settles the ask at once, on the withdrawing thread.
+        let (aborted, asker_withdrew) = futures::channel::oneshot::channel::<()>();
         // The withdrawal is counted on the aborting thread, before the asker learns of it: a
         // host that withdraws and drops the provider at once still waits for its `DELETE`.
         let counted = Arc::new(AtomicBool::new(false));
         let listener = {
             let conn = conn.clone();
             let counted = counted.clone();
+            let deadline = deadline.clone();
             request.signal.on_abort(move || {
                 if !counted.swap(true, Ordering::SeqCst) {
                     conn.withdrawing.fetch_add(1, Ordering::SeqCst);
                 }
-                let _ = withdraw.send(true);
+                // `has_fired` is true before the deadline's withdrawal is told to anyone.
+                if deadline.as_ref().is_some_and(Deadline::has_fired) {
+                    let _ = withdraw.send(Withdrawal::Deadline);
+                } else {
+                    let _ = withdraw.send(Withdrawal::Asker);
+                    let _ = aborted.send(());
+                }
             })
         };
         let (tx, rx) = futures::channel::oneshot::channel();
         let handle = self.inner.handle.clone();
-        let deadline = request.deadline.clone();
         self.inner.handle.spawn(async move {
             let shared = conn.clone();
             let result = run(conn, handle, body, deadline, withdrawn, counted.clone()).await;
@@ -260,14 +281,54 @@ impl UserQuestionProvider for RemoteProvider {
             }
             let _ = tx.send(result);
         });
-        Box::pin(async move {
-            rx.await.unwrap_or_else(|_| {
+        Box::pin(settled(asker_withdrew, rx))
+    }
+
+    /// The hub decides between an answer and the ask's deadline (see the crate's docs); the
+    /// asker's own withdrawal settles the ask at once.
+    fn decides_withdrawal_races(&self) -> bool {
+        true
+    }
+}
+
+/// How the ask was withdrawn, as the provider's task learns it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Withdrawal {
+    None,
+    /// By the asker: its signal, a disposal.
+    Asker,
+    /// By its deadline: the hub's outcome decides.
+    Deadline,
+}
+
+/// The ask's outcome: `ASK_ABORTED` as soon as the asker withdrew it (checked first, so a
+/// withdrawal claimed before the hub's outcome was seen wins, §4.1), else the task's.
+async fn settled(
+    mut asker_withdrew: futures::channel::oneshot::Receiver<()>,
+    mut outcome: futures::channel::oneshot::Receiver<Result<AskUserQuestionAnswer>>,
+) -> Result<AskUserQuestionAnswer> {
+    use std::future::Future as _;
+    use std::pin::Pin;
+    use std::task::Poll;
+    let mut listening = true;
+    std::future::poll_fn(|cx| {
+        if listening {
+            match Pin::new(&mut asker_withdrew).poll(cx) {
+                Poll::Ready(Ok(())) => return Poll::Ready(Err(UserQuestionError::aborted())),
+                // The listener went with the finished task: the outcome is there.
+                Poll::Ready(Err(_)) => listening = false,
+                Poll::Pending => {}
+            }
+        }
+        Pin::new(&mut outcome).poll(cx).map(|outcome| {
+            outcome.unwrap_or_else(|_| {
                 Err(UserQuestionError::provider_failed(
                     "the remote provider was dropped before the hub answered",
                 ))
             })
         })
-    }
+    })
+    .await
 }
 
 async fn run(
@@ -275,7 +336,7 @@ async fn run(
     handle: tokio::runtime::Handle,
     body: Value,
     deadline: Option<Deadline>,
-    mut withdrawn: watch::Receiver<bool>,
+    mut withdrawn: watch::Receiver<Withdrawal>,
     counted: Arc<AtomicBool>,
 ) -> Result<AskUserQuestionAnswer> {
     // The POST is a task of its own: an ask withdrawn while its POST is on the way lets the POST
@@ -292,15 +353,24 @@ async fn run(
                 "the remote provider stopped before the hub acknowledged the question",
             )),
         },
-        _ = withdrawn.wait_for(|w| *w) => {
-            return Err(withdraw(&conn, &handle, &counted, deadline.as_ref(), Ticket::Posting(posting)));
+        how = withdrawn.wait_for(|w| *w != Withdrawal::None) => {
+            let how = how.map_or(Withdrawal::Asker, |how| *how);
+            return Err(withdraw(&conn, &handle, &counted, how, Ticket::Posting(posting)));
         }
     };
-    tokio::select! {
-        result = conn.wait(ticket, deadline.as_ref()) => result,
-        _ = withdrawn.wait_for(|w| *w) => {
-            Err(withdraw(&conn, &handle, &counted, deadline.as_ref(), Ticket::Known(ticket)))
-        }
+    let how = tokio::select! {
+        result = conn.wait(ticket, deadline.as_ref()) => return result,
+        how = withdrawn.wait_for(|w| *w != Withdrawal::None) => how.map_or(Withdrawal::Asker, |how| *how),
+    };
+    match (how, &deadline) {
+        (Withdrawal::Deadline, Some(deadline)) => conn.verdict(ticket, deadline).await,
+        _ => Err(withdraw(
+            &conn,
+            &handle,
+            &counted,
+            how,
+            Ticket::Known(ticket),
+        )),
     }
 }
 
@@ -310,19 +380,19 @@ enum Ticket {
     Posting(tokio::task::JoinHandle<Result<u64>>),
 }
 
-/// The ask was withdrawn (its signal fired) before it settled: tells the hub in the background
-/// (`DELETE`), and returns the asker's error. The abort counted this withdrawal; it ends when
-/// the `DELETE` is sent or given up.
+/// The ask was withdrawn before the hub told its outcome: tells the hub in the background
+/// (`DELETE`) unless its deadline passed (the hub keeps the same one and times it out itself),
+/// and returns the withdrawal's error. The abort counted this withdrawal; it ends when the
+/// `DELETE` is sent or given up.
 fn withdraw(
     conn: &Arc<Conn>,
     handle: &tokio::runtime::Handle,
     counted: &AtomicBool,
-    deadline: Option<&Deadline>,
+    how: Withdrawal,
     ticket: Ticket,
 ) -> UserQuestionError {
     if counted.swap(false, Ordering::SeqCst) {
-        // A deadline that passed is the hub's to report too (it keeps the same one).
-        if deadline.is_some_and(Deadline::has_fired) {
+        if how == Withdrawal::Deadline {
             if let Ticket::Posting(posting) = ticket {
                 posting.abort();
             }
@@ -509,35 +579,94 @@ impl Conn {
                     }
                 })
                 .await?;
-            let value = reply.body;
-            match value["status"].as_str() {
-                Some("pending") => {
-                    // The hub's deadline, moved by a person's "more time".
+            match self.outcome(&reply.body, deadline) {
+                Some(outcome) => return outcome,
+                // The hub's deadline, moved by a person's "more time".
+                None => {
                     if let (Some(deadline), Some(at)) = (deadline, reply.expires_at.as_deref()) {
                         follow_extension(deadline, at);
                     }
                 }
-                Some("answered") => {
-                    return user_questions::parse::parse_provider_answer(&value["answer"]);
+            }
+        }
+    }
+
+    /// The outcome a hub's `GET /api/v1/asks/{ticket}` reply tells; `None` while pending.
+    fn outcome(
+        &self,
+        value: &Value,
+        deadline: Option<&Deadline>,
+    ) -> Option<Result<AskUserQuestionAnswer>> {
+        Some(match value["status"].as_str() {
+            Some("pending") => return None,
+            Some("answered") => user_questions::parse::parse_provider_answer(&value["answer"]),
+            Some("cancelled") => Err(UserQuestionError::cancelled()),
+            Some("timed_out") => Err(UserQuestionError::timed_out(
+                deadline.map_or(0, Deadline::timeout_ms),
+            )),
+            Some("withdrawn") => Err(UserQuestionError::aborted()),
+            Some("failed") => Err(UserQuestionError::provider_failed(
+                value["message"].as_str().unwrap_or_default(),
+            )),
+            _ => Err(UserQuestionError::provider_failed(format!(
+                "the user-questions hub at {} answered with an unknown status: {value}",
+                self.base
+            ))),
+        })
+    }
+
+    /// The ask's deadline passed before the hub's outcome reached the asker: the hub's
+    /// outcome, learnt within [`VERDICT_FOR`]. The hub keeps the same deadline (a moment later:
+    /// the `POST`'s trip, its sweep), so it has either settled the ask — an answer the person
+    /// gave in time and was told was taken, or its own time-out — or does so shortly. A hub
+    /// that cannot be reached or refuses leaves the deadline's outcome (`ASK_ABORTED` here, the
+    /// withdrawal's own error to the core); one that still holds the ask open after that
+    /// (more time given there, not heard of here) is withdrawn, and what it says decides.
+    async fn verdict(&self, ticket: u64, deadline: &Deadline) -> Result<AskUserQuestionAnswer> {
+        let until = Instant::now() + VERDICT_FOR;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let path = format!("/api/v1/asks/{ticket}?waitMs={}", left.as_millis().max(1));
+            let request = self
+                .client
+                .get(self.url(&path))
+                .timeout(left + VERDICT_SLACK);
+            match self.send(request).await {
+                Try::Done(reply) if reply.status == StatusCode::OK => {
+                    if let Some(outcome) = self.outcome(&reply.body, Some(deadline)) {
+                        return outcome;
+                    }
+                    // Held open there past this wait: more time was given that this asker did
+                    // not hear of in time.
+                    let open_past = |at: &str| {
+                        humantime::parse_rfc3339(at).is_ok_and(|at| {
+                            at > SystemTime::now() + until.saturating_duration_since(Instant::now())
+                        })
+                    };
+                    if reply.expires_at.as_deref().is_some_and(open_past) {
+                        break;
+                    }
                 }
-                Some("cancelled") => return Err(UserQuestionError::cancelled()),
-                Some("timed_out") => {
-                    let ms = deadline.map_or(0, Deadline::timeout_ms);
-                    return Err(UserQuestionError::timed_out(ms));
-                }
-                Some("withdrawn") => return Err(UserQuestionError::aborted()),
-                Some("failed") => {
-                    return Err(UserQuestionError::provider_failed(
-                        value["message"].as_str().unwrap_or_default(),
-                    ));
-                }
-                _ => {
-                    return Err(UserQuestionError::provider_failed(format!(
-                        "the user-questions hub at {} answered with an unknown status: {value}",
-                        self.base
-                    )));
+                _ => return Err(UserQuestionError::aborted()),
+            }
+        }
+        let path = format!("/api/v1/asks/{ticket}");
+        let request = self.client.delete(self.url(&path)).timeout(VERDICT_SLACK);
+        match self.send(request).await {
+            // Settled as it was withdrawn: what it settled with.
+            Try::Done(reply) if reply.status == StatusCode::CONFLICT => {
+                let request = self.client.get(self.url(&path)).timeout(VERDICT_SLACK);
+                match self.send(request).await {
+                    Try::Done(reply) if reply.status == StatusCode::OK => self
+                        .outcome(&reply.body, Some(deadline))
+                        .unwrap_or_else(|| Err(UserQuestionError::aborted())),
+                    _ => Err(UserQuestionError::aborted()),
                 }
             }
+            _ => Err(UserQuestionError::aborted()),
         }
     }
 
