@@ -294,6 +294,7 @@ fn restart(pending: usize) {
                     asked_at: 1_800_000_000_000,
                     timeout_ms: None,
                     lease_ms: None,
+                    request_id: None,
                 })
             });
             let results = futures::stream::iter(creates)

@@ -289,8 +289,9 @@ impl Asks {
         Ok(body)
     }
 
-    /// `POST /api/v1/asks`.
-    pub(crate) async fn post(&self, body: &[u8]) -> Result<Posted> {
+    /// `POST /api/v1/asks`; `request_id` is its `Idempotency-Key`: a `POST` sent again with
+    /// it gets the ask the first one stored.
+    pub(crate) async fn post(&self, body: &[u8], request_id: Option<String>) -> Result<Posted> {
         let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
         user_questions::limits::check_json_size(text, "request")?;
         let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -340,6 +341,7 @@ impl Asks {
                 asked_at: now_ms(),
                 timeout_ms,
                 lease_ms: Some(millis(self.config.lease)),
+                request_id,
             })
             .await
             .map_err(store_error)?;

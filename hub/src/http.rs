@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -77,9 +77,40 @@ fn ticket_of(text: &str) -> Result<u64, ApiError> {
 
 // ---- the asker's API ------------------------------------------------------------------------
 
-async fn ask(State(server): State<Arc<Server>>, body: Body) -> Result<Response, ApiError> {
+/// The header by which an asker names its `POST /api/v1/asks`, so that the same `POST` sent
+/// again (its reply was lost) gets the ask the first one stored (docs/hub.md).
+pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// The longest `Idempotency-Key` a hub takes, in bytes.
+pub const MAX_REQUEST_ID: usize = 256;
+
+/// The request id of a `POST`: its `Idempotency-Key`, 1 to 256 visible ASCII characters.
+fn request_id_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let bytes = value.as_bytes();
+    let visible = !bytes.is_empty()
+        && bytes.len() <= MAX_REQUEST_ID
+        && bytes.iter().all(|b| b.is_ascii_graphic());
+    if !visible || values.next().is_some() {
+        return Err(UserQuestionError::invalid_request(format!(
+            "the Idempotency-Key header must be one value of 1 to {MAX_REQUEST_ID} visible ASCII characters"
+        ))
+        .into());
+    }
+    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+async fn ask(
+    State(server): State<Arc<Server>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let request_id = request_id_of(&headers)?;
     let body = read_body(body).await?;
-    let posted = server.asks.post(&body).await?;
+    let posted = server.asks.post(&body, request_id).await?;
     let status = if posted.new {
         StatusCode::CREATED
     } else {

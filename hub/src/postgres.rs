@@ -37,6 +37,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "lease",
         include_str!("../migrations/postgres/0002_lease.sql"),
     ),
+    (
+        3,
+        "request_id",
+        include_str!("../migrations/postgres/0003_request_id.sql"),
+    ),
 ];
 
 /// The advisory lock hubs take while migrating, so that two starting hubs do not race.
@@ -87,6 +92,7 @@ struct Connection {
     create: Statement,
     get: Statement,
     by_key: Statement,
+    by_request_id: Statement,
     pending: Statement,
     settle: Statement,
     status: Statement,
@@ -104,9 +110,9 @@ impl Connection {
         Ok(Connection {
             create: client
                 .prepare(&format!(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until)
-                     VALUES ($1, $2, $3, $4, $5, $6, {NOW_MS} + $7)
-                     ON CONFLICT (key) DO NOTHING RETURNING ticket, lease_until"
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id)
+                     VALUES ($1, $2, $3, $4, $5, $6, {NOW_MS} + $7, $8)
+                     ON CONFLICT DO NOTHING RETURNING ticket, lease_until"
                 ))
                 .await?,
             get: client
@@ -114,6 +120,9 @@ impl Connection {
                 .await?,
             by_key: client
                 .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE key = $1"))
+                .await?,
+            by_request_id: client
+                .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE request_id = $1"))
                 .await?,
             pending: client
                 .prepare(&format!(
@@ -308,6 +317,25 @@ async fn relisten(
 }
 
 impl PostgresStore {
+    /// The ask already stored under `ask`'s key, or by a `POST` with its request id.
+    async fn stored_as(&self, ask: &NewAsk) -> Result<Option<AskRecord>, StoreError> {
+        if let Some(key) = ask.key.as_deref()
+            && let Some(existing) = self.by_key(key).await?
+        {
+            return Ok(Some(existing));
+        }
+        let Some(id) = ask.request_id.as_deref() else {
+            return Ok(None);
+        };
+        let c = self.client().await?;
+        let row = c
+            .client
+            .query_opt(&c.by_request_id, &[&id])
+            .await
+            .map_err(pg_error)?;
+        Ok(row.as_ref().map(record))
+    }
+
     /// Connects (`postgres://user@host:port/db`), migrates the schema and starts listening for
     /// other hubs' changes. Needs a tokio runtime (the connections run on it).
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
@@ -489,9 +517,7 @@ impl Store for PostgresStore {
             // A key already held: that ask, found before inserting — an `INSERT … ON CONFLICT
             // DO NOTHING` would use up a ticket number, and a number never issued must stay
             // 404 `NOT_PENDING` (§20), not pass for a settled ask's.
-            if let Some(key) = ask.key.as_deref()
-                && let Some(existing) = self.by_key(key).await?
-            {
+            if let Some(existing) = self.stored_as(&ask).await? {
                 return Ok(Created::Existing(existing));
             }
             let expires_at = ask.expires_at();
@@ -510,6 +536,7 @@ impl Store for PostgresStore {
                         &timeout_ms,
                         &expires_at,
                         &lease_ms,
+                        &ask.request_id,
                     ],
                 )
                 .await
@@ -519,8 +546,9 @@ impl Store for PostgresStore {
                 self.announce(&format!("c:{ticket}")).await;
                 return Ok(Created::New(ask.stored(ticket, row.get(1))));
             }
-            // The key was taken meanwhile (another hub, the same instant): that ask.
-            match self.by_key(ask.key.as_deref().unwrap_or_default()).await? {
+            // The key or the request id was taken meanwhile (another hub, the same instant):
+            // that ask.
+            match self.stored_as(&ask).await? {
                 Some(existing) => Ok(Created::Existing(existing)),
                 None => Err(StoreError(
                     "postgres: the ask was neither stored nor found".into(),

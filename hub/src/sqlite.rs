@@ -23,6 +23,11 @@ use crate::store::{
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "asks", include_str!("../migrations/0001_asks.sql")),
     (2, "lease", include_str!("../migrations/0002_lease.sql")),
+    (
+        3,
+        "request_id",
+        include_str!("../migrations/0003_request_id.sql"),
+    ),
 ];
 
 /// The most operations one transaction takes.
@@ -225,6 +230,13 @@ fn by_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<AskRecord>> {
         .optional()
 }
 
+/// The ask a `POST` with the request id `id` stored.
+fn by_request_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<AskRecord>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE request_id = ?1"))?
+        .query_row([id], record)
+        .optional()
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the SQLite file at `path` and starts its writer thread.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
@@ -348,12 +360,17 @@ impl Store for SqliteStore {
             {
                 return Ok(Created::Existing(existing));
             }
+            if let Some(id) = &ask.request_id
+                && let Some(existing) = by_request_id(conn, id)?
+            {
+                return Ok(Created::Existing(existing));
+            }
             let expires_at = ask.expires_at();
             let lease_until = ask.lease().map(lease_end);
             let ticket: i64 = conn
                 .prepare_cached(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING ticket",
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING ticket",
                 )?
                 .query_row(
                     params![
@@ -363,7 +380,8 @@ impl Store for SqliteStore {
                         ask.asked_at,
                         ask.timeout_ms.map(|n| n as i64),
                         expires_at,
-                        lease_until
+                        lease_until,
+                        ask.request_id
                     ],
                     |r| r.get(0),
                 )?;

@@ -126,6 +126,9 @@ pub struct NewAsk {
     /// For an ask without a key: how long it waits for its asker's first poll (its lease
     /// then runs until the store's now + `lease_ms`). Ignored for an ask with a key.
     pub lease_ms: Option<u64>,
+    /// The id of the `POST` that asks it (its `Idempotency-Key`): the same `POST` sent again
+    /// gets this ask, not a second one. Not a `key`: the ask still lapses with its lease.
+    pub request_id: Option<String>,
 }
 
 impl NewAsk {
@@ -167,7 +170,8 @@ impl NewAsk {
 pub enum Created {
     /// A new ask, as stored.
     New(AskRecord),
-    /// The store already held an ask with this key: that ask, whatever its questions.
+    /// The store already held an ask with this key (or from a `POST` with this request id):
+    /// that ask, whatever its questions.
     Existing(AskRecord),
 }
 

@@ -1141,17 +1141,28 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
     assert_eq!(resumed.matches("event: requested").count(), 1, "{resumed}");
 }
 
-/// A proxy in front of a hub that forwards every request, but holds the hub's reply to the
-/// first request of `method` whose path starts with `path` (the hub has acted on it by then)
-/// until `release` is set: a reply caught on its way back to the asker. `held` receives that
-/// reply's body as the proxy holds it.
+/// A proxy in front of a hub that forwards every request, but catches the hub's reply to the
+/// first request of `method` whose path starts with `path` (the hub has acted on it by then):
+/// holds it until `release` is set (a reply slow on its way back to the asker), or with
+/// [`Catch::Lose`] answers 502 instead (a reply lost on the way). `held` receives that reply's
+/// body as the proxy catches it.
 struct HeldReply {
     base: String,
     held: mpsc::Receiver<String>,
     release: tokio::sync::watch::Sender<bool>,
 }
 
+#[derive(Clone, Copy, PartialEq)]
+enum Catch {
+    Hold,
+    Lose,
+}
+
 fn held_reply(f: &Fixture, method: Method, path: &'static str) -> HeldReply {
+    caught_reply(f, method, path, Catch::Hold)
+}
+
+fn caught_reply(f: &Fixture, method: Method, path: &'static str, catch: Catch) -> HeldReply {
     use axum::body::{Body, to_bytes};
     use axum::extract::Request;
     use axum::response::Response;
@@ -1169,7 +1180,11 @@ fn held_reply(f: &Fixture, method: Method, path: &'static str) -> HeldReply {
             let (parts, body) = request.into_parts();
             let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let mut out = client.request(parts.method.clone(), format!("{hub}{path}"));
-            for name in [header::AUTHORIZATION, header::CONTENT_TYPE] {
+            for name in [
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::HeaderName::from_static("idempotency-key"),
+            ] {
                 if let Some(value) = parts.headers.get(&name) {
                     out = out.header(name, value);
                 }
@@ -1179,11 +1194,14 @@ fn held_reply(f: &Fixture, method: Method, path: &'static str) -> HeldReply {
                 .send()
                 .await
                 .unwrap();
-            let status = reply.status();
+            let mut status = reply.status();
             let text = reply.text().await.unwrap();
             if let Some(held_tx) = held_tx {
                 let _ = held_tx.send(text.clone());
-                let _ = released.wait_for(|r| *r).await;
+                match catch {
+                    Catch::Hold => drop(released.wait_for(|r| *r).await),
+                    Catch::Lose => status = StatusCode::BAD_GATEWAY,
+                }
             }
             Response::builder()
                 .status(status)
@@ -1430,4 +1448,95 @@ fn answers_around_a_remote_deadline_every_acknowledged_answer_reaches_the_asker(
         assert_ne!(value["status"], "pending");
     }
     assert!(taken > 0 && refused > 0, "taken {taken}, refused {refused}");
+}
+
+/// A `POST /api/v1/asks` whose reply is lost on the way (a proxy answers 502 after the hub
+/// stored the ask) is sent again by `RemoteProvider` with the same `Idempotency-Key`: the hub
+/// keeps one ask, not a second copy whose answer nobody would await — and the person's
+/// answer reaches the asker.
+#[test]
+fn a_post_whose_reply_was_lost_is_stored_once_and_its_answer_reaches_the_asker() {
+    let f = fixture();
+    let proxy = caught_reply(&f, Method::POST, "/api/v1/asks", Catch::Lose);
+    let ctx = host_at(&proxy.base);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("once", &["A", "B"])]),
+    );
+    let lost = proxy.held.recv_timeout(PATIENCE).expect("the first POST");
+    let t = serde_json::from_str::<Value>(&lost).unwrap()["ticket"]
+        .as_u64()
+        .unwrap();
+    // The person answers the one ask there is (before or after the POST is sent again: the
+    // second POST is given this ticket either way).
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{t}/answer"),
+        answer_body("once", "B"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["B".to_owned()]
+    );
+    // No second ask was ever stored.
+    assert!(f.pending().is_empty());
+    let (status, _) = f.get(&format!("/api/v1/asks/{}", t + 1));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// `Idempotency-Key` on `POST /api/v1/asks`: the same key gets the same ask (200) whatever
+/// the body; a different key, or none, a new one; a key that is empty, too long, not visible
+/// ASCII, or given twice is refused with `INVALID_REQUEST` naming the header.
+#[test]
+fn idempotency_keys_on_posted_asks() {
+    let f = fixture();
+    let post = |id: Option<&str>, body: Value| {
+        f.send_with(Method::POST, "/api/v1/asks", Some(body.to_string()), |r| {
+            let r = r.bearer_auth(TOKEN);
+            match id {
+                Some(id) => r.header("Idempotency-Key", id),
+                None => r,
+            }
+        })
+    };
+    let (status, value) = post(Some("a-1"), ask_body("one"));
+    assert_eq!(status, StatusCode::CREATED, "{value}");
+    let first = value["ticket"].as_u64().unwrap();
+    assert_eq!(
+        post(Some("a-1"), ask_body("other")),
+        (StatusCode::OK, json!({"ticket": first}))
+    );
+    assert_eq!(
+        post(Some("a-2"), ask_body("one")),
+        (StatusCode::CREATED, json!({"ticket": first + 1}))
+    );
+    assert_eq!(
+        post(None, ask_body("one")),
+        (StatusCode::CREATED, json!({"ticket": first + 2}))
+    );
+    let message =
+        "the Idempotency-Key header must be one value of 1 to 256 visible ASCII characters";
+    for bad in ["", "two words", &"k".repeat(257)] {
+        let (status, value) = post(Some(bad), ask_body("one"));
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad:?}: {value}");
+        assert_eq!(error_of(&value), ("INVALID_REQUEST", message), "{bad:?}");
+    }
+    let (status, value) = f.send_with(
+        Method::POST,
+        "/api/v1/asks",
+        Some(ask_body("one").to_string()),
+        |r| {
+            r.bearer_auth(TOKEN)
+                .header("Idempotency-Key", "a-3")
+                .header("Idempotency-Key", "a-4")
+        },
+    );
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{value}");
+    assert_eq!(error_of(&value), ("INVALID_REQUEST", message));
+    // 256 characters are taken; nothing refused was stored.
+    let (status, value) = post(Some(&"k".repeat(256)), ask_body("one"));
+    assert_eq!(
+        (status, value),
+        (StatusCode::CREATED, json!({"ticket": first + 3}))
+    );
 }

@@ -94,10 +94,22 @@ impl Http {
         path: &str,
         body: Option<String>,
     ) -> (StatusCode, Value) {
-        let mut request = self
-            .client
-            .request(method, format!("http://{}{path}", hub.local_addr()))
-            .bearer_auth(TOKEN);
+        self.send_with(method, hub, path, body, |r| r)
+    }
+
+    fn send_with(
+        &self,
+        method: reqwest::Method,
+        hub: &Hub,
+        path: &str,
+        body: Option<String>,
+        adjust: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> (StatusCode, Value) {
+        let mut request = adjust(
+            self.client
+                .request(method, format!("http://{}{path}", hub.local_addr()))
+                .bearer_auth(TOKEN),
+        );
         if let Some(body) = body {
             request = request.body(body);
         }
@@ -365,7 +377,14 @@ fn migrations_are_recorded_once() {
             .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)))
             .collect::<Vec<_>>()
     });
-    assert_eq!(rows, vec![(1, "asks".to_owned()), (2, "lease".to_owned())]);
+    assert_eq!(
+        rows,
+        vec![
+            (1, "asks".to_owned()),
+            (2, "lease".to_owned()),
+            (3, "request_id".to_owned())
+        ]
+    );
 }
 
 /// Runs SQL on a test database directly, as another program (or a hub killed between its
@@ -593,6 +612,38 @@ fn re_asks_with_a_known_key_use_up_no_ticket_number() {
         assert_eq!(code, StatusCode::NOT_FOUND, "{value}");
         assert_eq!(value["error"]["code"], "NOT_PENDING");
     }
+}
+
+/// A `POST` sent again with its `Idempotency-Key` (its reply was lost) gets the ask the first
+/// one stored, on whichever hub it reaches, and uses up no ticket number.
+#[test]
+fn a_post_sent_again_with_its_idempotency_key_gets_the_same_ask_on_any_hub() {
+    let store = database("uq_request_ids");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let post = |hub: &Hub, id: &str| {
+        http.send_with(
+            reqwest::Method::POST,
+            hub,
+            "/api/v1/asks",
+            Some(ASK.to_owned()),
+            |r| r.header("Idempotency-Key", id),
+        )
+    };
+    let (code, value) = post(&one, "post-1");
+    assert_eq!(code, StatusCode::CREATED, "{value}");
+    let first = value["ticket"].as_u64().unwrap();
+    for hub in [&two, &one] {
+        assert_eq!(
+            post(hub, "post-1"),
+            (StatusCode::OK, json!({"ticket": first}))
+        );
+    }
+    let (code, value) = post(&two, "post-2");
+    assert_eq!(
+        (code, value),
+        (StatusCode::CREATED, json!({"ticket": first + 1}))
+    );
 }
 
 #[test]

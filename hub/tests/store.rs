@@ -16,6 +16,7 @@ fn new_ask(key: Option<&str>, timeout_ms: Option<u64>) -> NewAsk {
         asked_at: 1_000,
         timeout_ms,
         lease_ms: None,
+        request_id: None,
     }
 }
 
@@ -52,7 +53,14 @@ fn migrations_are_recorded_once_and_reopening_keeps_everything() {
     assert_eq!(pending[0].key.as_deref(), Some("k"));
     drop(store);
     let conn = rusqlite_check(&path);
-    assert_eq!(conn, vec![(1, "asks".to_owned()), (2, "lease".to_owned())]);
+    assert_eq!(
+        conn,
+        vec![
+            (1, "asks".to_owned()),
+            (2, "lease".to_owned()),
+            (3, "request_id".to_owned())
+        ]
+    );
 }
 
 /// The rows of `schema_migrations`, read through a connection of its own, and the journal mode.
@@ -362,6 +370,48 @@ fn a_file_of_the_first_version_is_migrated_and_its_asks_get_leases_when_a_hub_st
     drop(store);
     assert_eq!(
         rusqlite_check(&path),
-        vec![(1, "asks".to_owned()), (2, "lease".to_owned())]
+        vec![
+            (1, "asks".to_owned()),
+            (2, "lease".to_owned()),
+            (3, "request_id".to_owned())
+        ]
     );
+}
+
+/// A `POST` sent again with its request id (its reply was lost) gets the ask the first one
+/// stored — also after the store is reopened (the hub restarted) — and uses up no ticket
+/// number; the ask keeps its lease (a request id is not a key); other ids are other asks.
+#[test]
+fn a_request_id_returns_the_ask_its_first_post_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let posted = |id: &str| NewAsk {
+        lease_ms: Some(60_000),
+        request_id: Some(id.to_owned()),
+        ..new_ask(None, None)
+    };
+    let first = {
+        let store = SqliteStore::open(&path).unwrap();
+        let first = ticket(block_on(store.create(posted("r-1"))).unwrap());
+        match block_on(store.create(posted("r-1"))).unwrap() {
+            Created::Existing(record) => assert_eq!(record.ticket, first),
+            other => panic!("{other:?}"),
+        }
+        first
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    match block_on(store.create(posted("r-1"))).unwrap() {
+        Created::Existing(record) => {
+            assert_eq!(record.ticket, first);
+            assert!(record.lease_until.is_some(), "{record:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let other = block_on(store.create(posted("r-2"))).unwrap();
+    assert!(matches!(other, Created::New(_)), "{other:?}");
+    assert_eq!(ticket(other), first + 1);
+    // Without a request id every POST is a new ask.
+    let a = ticket(block_on(store.create(new_ask(None, None))).unwrap());
+    let b = ticket(block_on(store.create(new_ask(None, None))).unwrap());
+    assert_eq!((a, b), (first + 2, first + 3));
 }

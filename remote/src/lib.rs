@@ -243,7 +243,9 @@ impl UserQuestionProvider for RemoteProvider {
         if let Some(key) = &request.key {
             body["key"] = Value::String(key.clone());
         }
-        // `timeoutMs` is set as each POST is sent (see `Conn::post`).
+        // `timeoutMs` is set as each POST is sent (see `Conn::post`); every try carries the
+        // same request id, so that a POST whose reply was lost is not stored twice.
+        let request_id = new_request_id();
         let (withdraw, withdrawn) = watch::channel(Withdrawal::None);
         let conn = self.inner.conn.clone();
         let deadline = request.deadline.clone();
@@ -273,7 +275,8 @@ impl UserQuestionProvider for RemoteProvider {
         let handle = self.inner.handle.clone();
         self.inner.handle.spawn(async move {
             let shared = conn.clone();
-            let result = run(conn, handle, body, deadline, withdrawn, counted.clone()).await;
+            let posted = Post { body, request_id };
+            let result = run(conn, handle, posted, deadline, withdrawn, counted.clone()).await;
             drop(listener);
             // Withdrawn after the ask settled: nothing to send.
             if counted.swap(false, Ordering::SeqCst) {
@@ -331,10 +334,24 @@ async fn settled(
     .await
 }
 
+/// What an ask posts: the body, and the id every try carries as `Idempotency-Key`.
+struct Post {
+    body: Value,
+    request_id: Option<String>,
+}
+
+/// A new request id: 128 random bits, in hex (none if the system has no randomness to give:
+/// a retried `POST` may then be stored twice, as without an id).
+fn new_request_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 async fn run(
     conn: Arc<Conn>,
     handle: tokio::runtime::Handle,
-    body: Value,
+    posted: Post,
     deadline: Option<Deadline>,
     mut withdrawn: watch::Receiver<Withdrawal>,
     counted: Arc<AtomicBool>,
@@ -344,7 +361,7 @@ async fn run(
     let mut posting = handle.spawn({
         let conn = conn.clone();
         let deadline = deadline.clone();
-        async move { conn.post(body, deadline.as_ref()).await }
+        async move { conn.post(posted, deadline.as_ref()).await }
     });
     let ticket = tokio::select! {
         posted = &mut posting => match posted {
@@ -420,6 +437,10 @@ fn time_left_ms(deadline: &Deadline) -> u64 {
         .unwrap_or(u64::MAX)
         .clamp(1, deadline.timeout_ms().max(1))
 }
+
+/// The header naming a `POST /api/v1/asks`, so that the hub stores the ask once however many
+/// times the `POST` is sent (docs/hub.md).
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// The header in which a hub sends a pending ask's `expiresAt` (docs/hub.md).
 const EXPIRES_AT: &str = "uq-expires-at";
@@ -512,19 +533,27 @@ impl Conn {
     /// time the ask has left (at least 1 ms), so that the hub's deadline ends with the
     /// asker's, not a POST's delay (a retry while the hub restarts) later: the hub takes no
     /// answer that no asker still waits for.
-    async fn post(&self, mut body: Value, deadline: Option<&Deadline>) -> Result<u64> {
+    async fn post(&self, posted: Post, deadline: Option<&Deadline>) -> Result<u64> {
+        let Post {
+            mut body,
+            request_id,
+        } = posted;
         self.with_retries(|| {
             if let Some(deadline) = deadline {
                 body["timeoutMs"] = json!(time_left_ms(deadline));
             }
             let body = body.to_string();
+            let request_id = request_id.clone();
             async move {
-                let request = self
+                let mut request = self
                     .client
                     .post(self.url("/api/v1/asks"))
                     .header(reqwest::header::CONTENT_TYPE, "application/json")
                     .timeout(REQUEST_SLACK)
                     .body(body);
+                if let Some(id) = &request_id {
+                    request = request.header(IDEMPOTENCY_KEY, id);
+                }
                 let (status, value) = match self.send(request).await {
                     Try::Done(reply) => (reply.status, reply.body),
                     Try::Down(why) => return Ok(Try::Down(why)),
