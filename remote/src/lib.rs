@@ -3,7 +3,9 @@
 //! [`RemoteProvider`]: a provider that asks through a user-questions hub (docs/reference.md
 //! §20, `uq serve`). Each ask is posted to the hub (`POST /api/v1/asks`, with the request's
 //! `agentId` and `key`, and as `timeoutMs` the time its deadline has left when the `POST` is
-//! sent), its outcome long-polled, and the ask settled from it:
+//! sent; every try of one ask's `POST` carries the same random `Idempotency-Key`, so a hub
+//! stores it once even when a reply is lost and the `POST` is sent again), its outcome
+//! long-polled, and the ask settled from it:
 //!
 //! | hub status | the asker gets |
 //! |---|---|
