@@ -1141,11 +1141,13 @@ fn the_page_is_served_and_a_stream_resumes_from_last_event_id() {
     assert_eq!(resumed.matches("event: requested").count(), 1, "{resumed}");
 }
 
-/// A proxy in front of a hub that forwards every request, but catches the hub's reply to the
-/// first request of `method` whose path starts with `path` (the hub has acted on it by then):
-/// holds it until `release` is set (a reply slow on its way back to the asker), or with
-/// [`Catch::Lose`] answers 502 instead (a reply lost on the way). `held` receives that reply's
-/// body as the proxy catches it.
+/// A proxy in front of a hub that forwards every request, but catches the first requests of
+/// `method` whose path starts with `path`, one per entry of `catches`, in order:
+/// [`Catch::Hold`] forwards it and holds the hub's reply until `release` is set (a reply slow
+/// on its way back to the asker); [`Catch::Lose`] forwards it and answers 502 instead (a reply
+/// lost on the way); [`Catch::Swallow`] never forwards it and answers nothing until `release`
+/// (a request lost on its way to a hub that does not answer). `held` receives each caught
+/// reply's body ("" for a swallowed request) as the proxy catches it.
 struct HeldReply {
     base: String,
     held: mpsc::Receiver<String>,
@@ -1156,27 +1158,46 @@ struct HeldReply {
 enum Catch {
     Hold,
     Lose,
+    Swallow,
 }
 
 fn held_reply(f: &Fixture, method: Method, path: &'static str) -> HeldReply {
-    caught_reply(f, method, path, Catch::Hold)
+    caught_replies(f, method, path, &[Catch::Hold])
 }
 
-fn caught_reply(f: &Fixture, method: Method, path: &'static str, catch: Catch) -> HeldReply {
+fn caught_replies(
+    f: &Fixture,
+    method: Method,
+    path: &'static str,
+    catches: &'static [Catch],
+) -> HeldReply {
     use axum::body::{Body, to_bytes};
     use axum::extract::Request;
     use axum::response::Response;
-    let (held_tx, held) = mpsc::channel();
-    let held_tx = std::sync::Arc::new(std::sync::Mutex::new(Some(held_tx)));
+    let (held_tx, held) = mpsc::channel::<String>();
+    let held_tx = std::sync::Arc::new(std::sync::Mutex::new(held_tx));
+    let caught = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (release, released) = tokio::sync::watch::channel(false);
     let hub = f.base.clone();
     let client = f.client.clone();
     let forward = move |request: Request| {
         let (hub, client) = (hub.clone(), client.clone());
-        let first = request.method() == method && request.uri().path().starts_with(path);
-        let held_tx = first.then(|| held_tx.lock().unwrap().take()).flatten();
+        let matches = request.method() == method && request.uri().path().starts_with(path);
+        let catch = matches
+            .then(|| catches.get(caught.fetch_add(1, std::sync::atomic::Ordering::SeqCst)))
+            .flatten()
+            .copied();
+        let held_tx = held_tx.lock().unwrap().clone();
         let mut released = released.clone();
         async move {
+            if catch == Some(Catch::Swallow) {
+                let _ = held_tx.send(String::new());
+                let _ = released.wait_for(|r| *r).await;
+                return Response::builder()
+                    .status(StatusCode::BAD_GATEWAY)
+                    .body(Body::empty())
+                    .unwrap();
+            }
             let (parts, body) = request.into_parts();
             let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let mut out = client.request(parts.method.clone(), format!("{hub}{path}"));
@@ -1195,19 +1216,22 @@ fn caught_reply(f: &Fixture, method: Method, path: &'static str, catch: Catch) -
                 .await
                 .unwrap();
             let mut status = reply.status();
+            let expires_at = reply.headers().get("uq-expires-at").cloned();
             let text = reply.text().await.unwrap();
-            if let Some(held_tx) = held_tx {
+            if let Some(catch) = catch {
                 let _ = held_tx.send(text.clone());
                 match catch {
                     Catch::Hold => drop(released.wait_for(|r| *r).await),
-                    Catch::Lose => status = StatusCode::BAD_GATEWAY,
+                    Catch::Lose | Catch::Swallow => status = StatusCode::BAD_GATEWAY,
                 }
             }
-            Response::builder()
+            let mut response = Response::builder()
                 .status(status)
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(text))
-                .unwrap()
+                .header(header::CONTENT_TYPE, "application/json");
+            if let Some(at) = expires_at {
+                response = response.header("uq-expires-at", at);
+            }
+            response.body(Body::from(text)).unwrap()
         }
     };
     let app = axum::Router::new().fallback(forward);
@@ -1459,7 +1483,7 @@ fn answers_around_a_remote_deadline_every_acknowledged_answer_reaches_the_asker(
 #[test]
 fn a_post_whose_reply_was_lost_is_stored_once_and_its_answer_reaches_the_asker() {
     let f = fixture();
-    let proxy = caught_reply(&f, Method::POST, "/api/v1/asks", Catch::Lose);
+    let proxy = caught_replies(&f, Method::POST, "/api/v1/asks", &[Catch::Lose]);
     let ctx = host_at(&proxy.base);
     let rx = ask(
         &ctx,
@@ -1541,4 +1565,97 @@ fn idempotency_keys_on_posted_asks() {
         (status, value),
         (StatusCode::CREATED, json!({"ticket": first + 3}))
     );
+}
+
+/// The deadline passes while the asker's `POST` is still on its way back (the hub stored the
+/// ask, and the person answered it): the provider waits for the ticket within its window, and
+/// the hub's outcome — the answer — reaches the asker.
+#[test]
+fn an_answer_given_while_the_askers_post_was_on_its_way_back_reaches_it_after_its_deadline() {
+    let f = fixture();
+    let proxy = held_reply(&f, Method::POST, "/api/v1/asks");
+    let ctx = host_at(&proxy.base);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("late", &["A", "B"])])
+            .with_timeout(Duration::from_millis(300)),
+    );
+    proxy.held.recv_timeout(PATIENCE).expect("the POST");
+    let pending = f.wait_pending(1);
+    let t = pending[0]["ticket"].as_u64().unwrap();
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{t}/answer"),
+        answer_body("late", "B"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    // Past the asker's deadline (the hub's is a moment after it), the POST's reply goes on.
+    let expires_at = humantime::parse_rfc3339(pending[0]["expiresAt"].as_str().unwrap()).unwrap();
+    while std::time::SystemTime::now() < expires_at + Duration::from_millis(100) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    proxy.release.send_replace(true);
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["B".to_owned()]
+    );
+}
+
+/// A poll for the hub's outcome after the deadline whose reply is lost is sent again within
+/// the provider's window: the answer the hub took in time reaches the asker.
+#[test]
+fn a_lost_reply_while_learning_the_hubs_outcome_is_asked_for_again() {
+    let f = fixture();
+    // The long poll carrying the answer is held past the deadline; the first poll after the
+    // deadline loses its reply.
+    let proxy = caught_replies(
+        &f,
+        Method::GET,
+        "/api/v1/asks/",
+        &[Catch::Hold, Catch::Lose],
+    );
+    let ctx = host_at(&proxy.base);
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("again", &["A", "B"])])
+            .with_timeout(Duration::from_millis(500)),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{t}/answer"),
+        answer_body("again", "B"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    for _ in 0..2 {
+        let caught = proxy.held.recv_timeout(PATIENCE).expect("a caught poll");
+        assert!(caught.contains("\"answered\""), "{caught}");
+    }
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["B".to_owned()]
+    );
+    proxy.release.send_replace(true);
+}
+
+/// A withdrawal's `DELETE` that gets no reply (a hub that takes the connection and says
+/// nothing) is sent again: the ask is withdrawn at the hub, not left on the page — here one
+/// with a key, which no lease would ever withdraw.
+#[test]
+fn a_withdrawal_whose_delete_gets_no_reply_is_sent_again() {
+    let f = fixture();
+    let proxy = caught_replies(&f, Method::DELETE, "/api/v1/asks/", &[Catch::Swallow]);
+    let ctx = host_at(&proxy.base);
+    let controller = AbortController::new();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("gone", &["A"])])
+            .with_signal(controller.signal())
+            .with_key("deploy-42"),
+    );
+    let t = f.wait_pending(1)[0]["ticket"].as_u64().unwrap();
+    controller.abort();
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    proxy.held.recv_timeout(PATIENCE).expect("the first DELETE");
+    let (_, value) = f.get(&format!("/api/v1/asks/{t}?waitMs=20000"));
+    assert_eq!(value, json!({"status": "withdrawn"}));
+    proxy.release.send_replace(true);
 }

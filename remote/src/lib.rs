@@ -21,11 +21,12 @@
 //! passes, the hub's outcome decides (the provider [decides withdrawal
 //! races](UserQuestionProvider::decides_withdrawal_races)): the hub keeps the same deadline,
 //! and an answer it took before that — which the person was told was taken — may still be on
-//! its way to the asker. The provider asks the hub once more (for at most [`VERDICT_FOR`]):
-//! what the hub settled stands (an answer is the asker's answer; the hub's own time-out is
-//! `ASK_TIMED_OUT`); a hub that cannot be reached leaves the ask `ASK_TIMED_OUT` at once (the hub
-//! times it out itself); one that still holds it open (more time given there that this asker
-//! never heard of) is withdrawn with `DELETE`. A hub that is down or restarting is ridden out:
+//! its way to the asker (the ticket too, if its `POST`'s reply is). The provider asks the hub
+//! for the outcome for up to [`VERDICT_FOR`] (waiting for the `POST`'s reply first; a poll
+//! that gets no reply is sent again): what the hub settled stands (an answer is the asker's
+//! answer; the hub's own time-out is `ASK_TIMED_OUT`); a hub that does not reply in that time
+//! leaves the ask `ASK_TIMED_OUT` (the hub times it out itself); one that still holds it open
+//! then (more time given there that this asker never heard of) is withdrawn with `DELETE`. A hub that is down or restarting is ridden out:
 //! the provider reconnects with backoff (at most 5 s between tries) for
 //! [`DEFAULT_OUTAGE_LIMIT`], then fails `PROVIDER_FAILED` naming the hub's address.
 //!
@@ -74,10 +75,17 @@ const WITHDRAW_FOR: Duration = Duration::from_secs(10);
 /// How long dropping the provider waits for withdrawals still on their way to the hub.
 const DROP_GRACE: Duration = Duration::from_secs(2);
 /// How long, once an ask's deadline passed, the provider waits for the hub's outcome of it
-/// (the hub's deadline ends a moment later: the `POST`'s trip, its sweep of 100 ms).
+/// (the hub's deadline ends a moment later: the `POST`'s trip, its sweep of 100 ms) — its
+/// ticket first, if its `POST` is still on the way.
 pub const VERDICT_FOR: Duration = Duration::from_secs(2);
-/// How long a request to learn the hub's outcome may take beyond the wait it asks for.
-const VERDICT_SLACK: Duration = Duration::from_secs(1);
+/// What a poll for the hub's outcome leaves of its time for the reply's way back.
+const REPLY_MARGIN: Duration = Duration::from_millis(250);
+/// How long the `DELETE` of an ask still open at the hub after [`VERDICT_FOR`] (and the `GET`
+/// of its outcome, if it settled meanwhile) may take.
+const LAST_WORD: Duration = Duration::from_secs(1);
+/// How long one try of a withdrawal's `DELETE` may take (it is tried again until
+/// `WITHDRAW_FOR` has passed).
+const WITHDRAW_TRY: Duration = Duration::from_secs(3);
 
 struct Conn {
     /// `http(s)://host:port[/prefix]`, without a trailing slash.
@@ -372,25 +380,43 @@ async fn run(
                 "the remote provider stopped before the hub acknowledged the question",
             )),
         },
-        how = withdrawn.wait_for(|w| *w != Withdrawal::None) => {
-            let how = how.map_or(Withdrawal::Asker, |how| *how);
-            return Err(withdraw(&conn, &handle, &counted, how, Ticket::Posting(posting)));
+        how = withdrawal(&mut withdrawn) => {
+            if let (Withdrawal::Deadline, Some(deadline)) = (how, &deadline) {
+                // The hub may have stored the ask and taken an answer already, its reply
+                // still on the way: the ticket, then the hub's outcome, within the window.
+                let until = Instant::now() + VERDICT_FOR;
+                return match tokio::time::timeout_at(until.into(), &mut posting).await {
+                    Ok(Ok(Ok(ticket))) => conn.verdict(ticket, deadline, until).await,
+                    // Refused, failed, or not through in time: the deadline's outcome (a
+                    // stored ask times out at the hub by itself).
+                    _ => {
+                        posting.abort();
+                        Err(UserQuestionError::aborted())
+                    }
+                };
+            }
+            return Err(withdraw(&conn, &handle, &counted, Ticket::Posting(posting)));
         }
     };
     let how = tokio::select! {
         result = conn.wait(ticket, deadline.as_ref()) => return result,
-        how = withdrawn.wait_for(|w| *w != Withdrawal::None) => how.map_or(Withdrawal::Asker, |how| *how),
+        how = withdrawal(&mut withdrawn) => how,
     };
     match (how, &deadline) {
-        (Withdrawal::Deadline, Some(deadline)) => conn.verdict(ticket, deadline).await,
-        _ => Err(withdraw(
-            &conn,
-            &handle,
-            &counted,
-            how,
-            Ticket::Known(ticket),
-        )),
+        (Withdrawal::Deadline, Some(deadline)) => {
+            conn.verdict(ticket, deadline, Instant::now() + VERDICT_FOR)
+                .await
+        }
+        _ => Err(withdraw(&conn, &handle, &counted, Ticket::Known(ticket))),
     }
+}
+
+/// How the ask was withdrawn, once it is (the asker's way if the provider is going away).
+async fn withdrawal(withdrawn: &mut watch::Receiver<Withdrawal>) -> Withdrawal {
+    withdrawn
+        .wait_for(|w| *w != Withdrawal::None)
+        .await
+        .map_or(Withdrawal::Asker, |how| *how)
 }
 
 /// The ask's ticket at the hub, or the POST that will tell it.
@@ -399,30 +425,21 @@ enum Ticket {
     Posting(tokio::task::JoinHandle<Result<u64>>),
 }
 
-/// The ask was withdrawn before the hub told its outcome: tells the hub in the background
-/// (`DELETE`) unless its deadline passed (the hub keeps the same one and times it out itself),
-/// and returns the withdrawal's error. The abort counted this withdrawal; it ends when the
-/// `DELETE` is sent or given up.
+/// The asker withdrew the ask before the hub told its outcome: tells the hub in the
+/// background (`DELETE`), and returns the withdrawal's error. The abort counted this
+/// withdrawal; it ends when the `DELETE` is sent or given up.
 fn withdraw(
     conn: &Arc<Conn>,
     handle: &tokio::runtime::Handle,
     counted: &AtomicBool,
-    how: Withdrawal,
     ticket: Ticket,
 ) -> UserQuestionError {
     if counted.swap(false, Ordering::SeqCst) {
-        if how == Withdrawal::Deadline {
-            if let Ticket::Posting(posting) = ticket {
-                posting.abort();
-            }
+        let conn = conn.clone();
+        handle.spawn(async move {
+            conn.withdraw(ticket).await;
             conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
-        } else {
-            let conn = conn.clone();
-            handle.spawn(async move {
-                conn.withdraw(ticket).await;
-                conn.withdrawing.fetch_sub(1, Ordering::SeqCst);
-            });
-        }
+        });
     }
     UserQuestionError::aborted()
 }
@@ -647,31 +664,40 @@ impl Conn {
     }
 
     /// The ask's deadline passed before the hub's outcome reached the asker: the hub's
-    /// outcome, learnt within [`VERDICT_FOR`]. The hub keeps the same deadline (a moment later:
-    /// the `POST`'s trip, its sweep), so it has either settled the ask — an answer the person
-    /// gave in time and was told was taken, or its own time-out — or does so shortly. A hub
-    /// that cannot be reached or refuses leaves the deadline's outcome (`ASK_ABORTED` here, the
-    /// withdrawal's own error to the core); one that still holds the ask open after that
-    /// (more time given there, not heard of here) is withdrawn, and what it says decides.
-    async fn verdict(&self, ticket: u64, deadline: &Deadline) -> Result<AskUserQuestionAnswer> {
-        let until = Instant::now() + VERDICT_FOR;
+    /// outcome, learnt by `until` ([`VERDICT_FOR`] after the deadline). The hub keeps the same
+    /// deadline (a moment later: the `POST`'s trip, its sweep), so it has either settled the
+    /// ask — an answer the person gave in time and was told was taken, or its own time-out — or
+    /// does so shortly. A poll that gets no reply is sent again (after 50 ms, doubling) within
+    /// the window; a hub that never replies in it, or refuses, leaves the deadline's outcome
+    /// (`ASK_ABORTED` here, the withdrawal's own error to the core). One that still holds the
+    /// ask open at the end of it (more time given there, not heard of here) is withdrawn, and
+    /// what it says then decides.
+    async fn verdict(
+        &self,
+        ticket: u64,
+        deadline: &Deadline,
+        until: Instant,
+    ) -> Result<AskUserQuestionAnswer> {
+        let path = format!("/api/v1/asks/{ticket}");
+        let mut backoff = Duration::from_millis(50);
+        let mut seen_open = false;
         loop {
+            // What is left of the window, if enough for a reply to come back in.
             let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left <= REPLY_MARGIN {
                 break;
             }
-            let path = format!("/api/v1/asks/{ticket}?waitMs={}", left.as_millis().max(1));
-            let request = self
-                .client
-                .get(self.url(&path))
-                .timeout(left + VERDICT_SLACK);
+            let wait = left.saturating_sub(REPLY_MARGIN);
+            let poll = format!("{path}?waitMs={}", wait.as_millis());
+            let request = self.client.get(self.url(&poll)).timeout(left);
             match self.send(request).await {
                 Try::Done(reply) if reply.status == StatusCode::OK => {
                     if let Some(outcome) = self.outcome(&reply.body, Some(deadline)) {
                         return outcome;
                     }
-                    // Held open there past this wait: more time was given that this asker did
-                    // not hear of in time.
+                    seen_open = true;
+                    // Held open there past this window: more time was given that this asker
+                    // did not hear of in time.
                     let open_past = |at: &str| {
                         humantime::parse_rfc3339(at).is_ok_and(|at| {
                             at > SystemTime::now() + until.saturating_duration_since(Instant::now())
@@ -681,15 +707,22 @@ impl Conn {
                         break;
                     }
                 }
-                _ => return Err(UserQuestionError::aborted()),
+                Try::Done(_) => return Err(UserQuestionError::aborted()),
+                Try::Down(_) => {
+                    tokio::time::sleep(backoff.min(left)).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
+                }
             }
         }
-        let path = format!("/api/v1/asks/{ticket}");
-        let request = self.client.delete(self.url(&path)).timeout(VERDICT_SLACK);
+        // Never reached in the window: the hub times the ask out itself.
+        if !seen_open {
+            return Err(UserQuestionError::aborted());
+        }
+        let request = self.client.delete(self.url(&path)).timeout(LAST_WORD);
         match self.send(request).await {
             // Settled as it was withdrawn: what it settled with.
             Try::Done(reply) if reply.status == StatusCode::CONFLICT => {
-                let request = self.client.get(self.url(&path)).timeout(VERDICT_SLACK);
+                let request = self.client.get(self.url(&path)).timeout(LAST_WORD);
                 match self.send(request).await {
                     Try::Done(reply) if reply.status == StatusCode::OK => self
                         .outcome(&reply.body, Some(deadline))
@@ -723,7 +756,11 @@ impl Conn {
         let path = format!("/api/v1/asks/{ticket}");
         let mut backoff = Duration::from_millis(100);
         loop {
-            let request = self.client.delete(self.url(&path)).timeout(REQUEST_SLACK);
+            let left = WITHDRAW_FOR.saturating_sub(started.elapsed());
+            let request = self
+                .client
+                .delete(self.url(&path))
+                .timeout(WITHDRAW_TRY.min(left).max(Duration::from_millis(100)));
             if let Try::Done(_) = self.send(request).await {
                 return;
             }
