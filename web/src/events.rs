@@ -146,8 +146,10 @@ impl EventLog {
 
     /// Opens a stream. With a `Last-Event-ID` still in the log, it resumes after that event;
     /// otherwise (none, unknown, or too old) it starts with a `requested` event for every
-    /// pending question, the last of them carrying the current sequence number, so that a
-    /// resume from any event of that replay repeats nothing. `None` once closed.
+    /// pending question, in the order of their events (a hub numbers concurrent asks' tickets
+    /// and events in different orders), each with its event's number and the last with the
+    /// current one — so that a resume from any event of that replay repeats nothing and misses
+    /// nothing. `None` once closed.
     fn connect(&self, last_event_id: Option<u64>) -> Option<Connection> {
         let mut state = self.lock();
         if state.closed {
@@ -162,9 +164,10 @@ impl EventLog {
             None => {
                 let count = state.pending.len();
                 let head = state.head;
-                state
-                    .pending
-                    .values()
+                let mut pending: Vec<&PendingEntry> = state.pending.values().collect();
+                pending.sort_unstable_by_key(|entry| entry.seq);
+                pending
+                    .into_iter()
                     .enumerate()
                     .map(|(i, entry)| {
                         Arc::new(StreamEvent {
@@ -176,6 +179,9 @@ impl EventLog {
                     .collect()
             }
         };
+        // Streams that went away since the last event are let go now, not only at the next
+        // event: a page that keeps reconnecting to an idle server does not pile them up.
+        state.clients.retain(|client| !client.is_closed());
         let (sender, events) = mpsc::channel(CLIENT_BUFFER);
         state.clients.push(sender);
         Some(Connection { replay, events })
@@ -242,8 +248,69 @@ impl EventLog {
         state.clients.clear();
     }
 
-    /// The number of connected streams (as last seen when an event was offered).
+    /// The number of connected streams (as last seen when an event was offered or a stream
+    /// connected).
     pub fn clients(&self) -> usize {
         self.lock().clients.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids_and_data(replay: &[Arc<StreamEvent>]) -> Vec<(u64, String)> {
+        replay.iter().map(|e| (e.id, e.data.to_string())).collect()
+    }
+
+    /// A hub numbers concurrent asks' tickets in one order and their events in another: a new
+    /// stream's replay goes by the events, so that its ids increase and a resume from any of
+    /// them delivers every pending question not yet seen — once.
+    #[test]
+    fn a_replay_goes_in_event_order_and_a_resume_from_any_of_it_misses_nothing() {
+        let log = EventLog::default();
+        // Tickets 1..=4 whose events came 2, 1, 4, 3; ticket 5 asked and answered meanwhile.
+        for ticket in [2, 1, 4] {
+            log.requested(ticket, format!("p{ticket}").into());
+        }
+        log.requested(5, "p5".into());
+        log.resolved(5, "answered");
+        log.requested(3, "p3".into());
+        let replay = log.connect(None).expect("open").replay;
+        let ids: Vec<u64> = replay.iter().map(|e| e.id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        let seen = ids_and_data(&replay);
+        assert_eq!(
+            seen.iter().map(|(_, p)| p.as_str()).collect::<Vec<_>>(),
+            ["p2", "p1", "p4", "p3"]
+        );
+        assert_eq!(
+            seen.last().unwrap().0,
+            log.lock().head,
+            "the last carries the head"
+        );
+        for (k, (id, _)) in seen.iter().enumerate() {
+            let resumed = log.connect(Some(*id)).expect("open").replay;
+            let requested: Vec<String> = resumed
+                .iter()
+                .filter(|e| e.name == "requested")
+                .map(|e| e.data.to_string())
+                .filter(|p| p != "p5")
+                .collect();
+            let rest: Vec<String> = seen[k + 1..].iter().map(|(_, p)| p.clone()).collect();
+            assert_eq!(requested, rest, "resumed after {id}");
+        }
+    }
+
+    /// Streams that went away are let go when another connects, also with no event between.
+    #[test]
+    fn streams_that_went_away_are_let_go_when_another_connects() {
+        let log = EventLog::default();
+        for _ in 0..100 {
+            drop(log.connect(None).expect("open"));
+        }
+        let live = log.connect(None).expect("open");
+        assert_eq!(log.clients(), 1);
+        drop(live);
     }
 }
