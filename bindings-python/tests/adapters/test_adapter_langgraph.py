@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 
 import user_questions as uq
 from user_questions.adapters.langgraph import (
+    FOR_QUESTIONS,
     INTERRUPT_KIND,
     answer_interrupt,
     answer_interrupt_blocking,
@@ -217,7 +218,11 @@ def test_answer_interrupt_asks_the_contexts_provider_and_resumes() -> None:
     ctx = uq.Context()
     ctx.user_questions.register_provider(uq.AutoResponder("recommended"))
     command = answer_interrupt_blocking(pending, ctx)
-    assert command.resume == {pending.id: answer_for("pnpm (Recommended)", "Lint")}
+    (value,) = command.resume.values()
+    assert list(command.resume) == [pending.id]
+    assert {k: v for k, v in value.items() if k != FOR_QUESTIONS} == answer_for(
+        "pnpm (Recommended)", "Lint"
+    )
     done = build_again_and_resume(graph, cfg, command)
     assert done["result"]["value"] == answer_for("pnpm (Recommended)", "Lint")
 
@@ -260,7 +265,7 @@ async def test_a_cancelled_ask_resumes_as_the_ask_cancelled_failure() -> None:
         lambda event: inbox.cancel(event["ticket"]) if event["type"] == "requested" else None
     )
     command = await answer_interrupt(pending.value, ctx, key="resume-1")
-    assert command.resume == {
+    assert {k: v for k, v in command.resume.items() if k != FOR_QUESTIONS} == {
         "error": {
             "name": "UserQuestionError",
             "code": "ASK_CANCELLED",
@@ -358,3 +363,34 @@ def test_through_a_tool_node_the_model_reads_the_result_in_a_tool_message() -> N
             }
         ],
     }
+
+
+def test_a_resume_value_made_for_other_questions_is_refused_not_taken() -> None:
+    """LangGraph matches the resume values of one task to its interrupts by call order, which
+    parallel tool calls change: a value that ``answer_interrupt`` made for other questions
+    (here the same ids and labels, so §6 alone would take it) is ``BAD_ANSWER``; one made for
+    these questions is taken, and the model never sees the address."""
+    other = [{**QUESTIONS[0], "question": "Which package manager for the docs site?"}, QUESTIONS[1]]
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    for questions, expected in [
+        (
+            other,
+            failure(
+                "BAD_ANSWER",
+                "the resume value answers another ask_user_question call's questions "
+                "(LangGraph matches resume values to the interrupts of one task by call order, "
+                "which parallel tool calls change: run ask_user_question calls one at a time)",
+            ),
+        ),
+        (QUESTIONS, None),
+    ]:
+        graph, cfg, pending = paused_graph()
+        command = answer_interrupt_blocking({"kind": INTERRUPT_KIND, "questions": questions}, ctx)
+        assert FOR_QUESTIONS in command.resume
+        done = graph.invoke(command, cfg)
+        if expected is None:
+            assert done["result"]["isError"] is False
+            assert done["result"]["value"] == answer_for("pnpm (Recommended)", "Lint")
+        else:
+            assert done["result"] == expected

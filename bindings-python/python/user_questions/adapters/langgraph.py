@@ -28,6 +28,7 @@ this module is imported.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
@@ -42,6 +43,7 @@ from .._native import AbortSignal, Agent
 from .._types import Answer, ToolFailure, ToolResult, ToolSuccess
 
 __all__ = [
+    "FOR_QUESTIONS",
     "INTERRUPT_KIND",
     "answer_interrupt",
     "answer_interrupt_blocking",
@@ -54,6 +56,19 @@ __all__ = [
 
 #: The ``kind`` of the interrupt value the tool raises.
 INTERRUPT_KIND = "ask_user_question"
+
+#: The key by which a resume value made by :func:`answer_interrupt` names the questions it
+#: answers (a digest of them): LangGraph matches the resume values of one task to its
+#: interrupts by call order, which is not stable for calls run in parallel (a ``ToolNode``
+#: running several ``ask_user_question`` calls of one model turn), so a value can reach the
+#: other call; the tool refuses a value addressed to other questions instead of taking it.
+FOR_QUESTIONS = "forQuestions"
+
+
+def _digest(questions: Any) -> str:
+    text = json.dumps(questions, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
 
 _DEFINITION = _native.tool_definition()
 
@@ -159,7 +174,19 @@ def _error_resume(value: Any) -> Optional[ToolFailure]:
 def resume_result(questions: Sequence[Mapping[str, Any]], value: Any) -> ToolResult:
     """§9's result for the resume value of an ``ask_user_question`` interrupt: an answer is
     checked by §6 (``BAD_ANSWER`` with the reason when it does not fit); an error resume
-    ``{"error": {"code", "message"}}`` with a code of §10 gives the failure form with it."""
+    ``{"error": {"code", "message"}}`` with a code of §10 gives the failure form with it. A
+    value that names the questions it answers (:data:`FOR_QUESTIONS`, as
+    :func:`answer_interrupt` makes it) and names others is ``BAD_ANSWER``: it was given for
+    another call."""
+    if isinstance(value, Mapping) and FOR_QUESTIONS in value:
+        if value[FOR_QUESTIONS] != _digest(list(questions)):
+            return _failure(
+                "BAD_ANSWER",
+                "the resume value answers another ask_user_question call's questions "
+                "(LangGraph matches resume values to the interrupts of one task by call order, "
+                "which parallel tool calls change: run ask_user_question calls one at a time)",
+            )
+        value = {k: v for k, v in value.items() if k != FOR_QUESTIONS}
     failure = _error_resume(value)
     if failure is not None:
         return failure
@@ -238,6 +265,10 @@ def _request(
 
 
 def _command(item: Any, resume: Any) -> Command[Any]:
+    # The resume value names the questions it answers (see FOR_QUESTIONS).
+    value = item.value if isinstance(item, Interrupt) else item
+    if isinstance(resume, dict):
+        resume = {**resume, FOR_QUESTIONS: _digest(value["questions"])}
     if isinstance(item, Interrupt) and item.id:
         return Command(resume={item.id: resume})
     return Command(resume=resume)
