@@ -334,14 +334,14 @@ fn run_server(
         };
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let app = http::router(server);
-        let mut graceful = Box::pin(
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let mut stop_rx = stop_rx;
-                    let _ = stop_rx.wait_for(|s| *s).await;
-                })
-                .into_future(),
-        );
+        let mut graceful = Box::pin(user_questions_web::serve::serve(
+            listener,
+            app,
+            async move {
+                let mut stop_rx = stop_rx;
+                let _ = stop_rx.wait_for(|s| *s).await;
+            },
+        ));
         let stop_signal = async {
             if signals {
                 tokio::select! {

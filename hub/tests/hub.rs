@@ -1659,3 +1659,35 @@ fn a_withdrawal_whose_delete_gets_no_reply_is_sent_again() {
     assert_eq!(value, json!({"status": "withdrawn"}));
     proxy.release.send_replace(true);
 }
+
+/// A client that shuts down its writing side after a complete request (`printf … | nc -N`, a
+/// raw socket's `shutdown(SHUT_WR)`) still gets its response: an ask posted that way is
+/// stored and its ticket returned, and its status read that way.
+#[test]
+fn a_request_whose_client_half_closed_is_answered() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let addr = f.hub.as_ref().unwrap().local_addr();
+    let half_closed = |request: String| {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = String::new();
+        let _ = stream.read_to_string(&mut out);
+        out
+    };
+    let body = ask_body("half").to_string();
+    let out = half_closed(format!(
+        "POST /api/v1/asks HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ));
+    assert!(out.starts_with("HTTP/1.1 201 "), "{out:?}");
+    assert!(out.ends_with(r#"{"ticket":1}"#), "{out:?}");
+    assert_eq!(f.pending().len(), 1);
+    let out = half_closed(format!(
+        "GET /api/v1/asks/1 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+    ));
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
+    assert!(out.ends_with(r#"{"status":"pending"}"#), "{out:?}");
+}

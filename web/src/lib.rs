@@ -35,6 +35,8 @@ pub mod events;
 #[doc(hidden)]
 pub mod http;
 mod hub;
+#[doc(hidden)]
+pub mod serve;
 mod server;
 
 use std::fmt;
@@ -308,11 +310,7 @@ fn serve(
         };
         let (signalled, on_signal) = tokio::sync::watch::channel(false);
         let app = server::router(server);
-        // No Nagle delay: a large response's last segment must not wait for a delayed ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let graceful = serve::serve(listener, app, async move {
             let _ = stopped.await;
             let _ = signalled.send(true);
         });

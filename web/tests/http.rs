@@ -1468,3 +1468,43 @@ fn bind_refuses_bad_input() {
     assert!(web.local_addr().ip().is_loopback());
     assert!(web.url().starts_with("http://127.0.0.1:"));
 }
+
+/// A client that shuts down its writing side after a complete request (`printf … | nc -N`, a
+/// raw socket's `shutdown(SHUT_WR)`) still gets its response — a read, and an answer that is
+/// carried out and reaches the asker.
+#[test]
+fn a_request_whose_client_half_closed_is_answered() {
+    let f = fixture();
+    let addr = f.web.local_addr();
+    let half_closed = |request: String| {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = String::new();
+        let _ = stream.read_to_string(&mut out);
+        out
+    };
+    let rx = ask_one(&f, "half");
+    let listed = loop {
+        let out = half_closed(format!(
+            "GET /api/v1/questions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        ));
+        assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
+        if out.contains("\"ticket\":1") {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(listed.contains("\"half\""), "{listed}");
+    let body = r#"{"answers":[{"id":"half","selected":["A"]}]}"#;
+    let out = half_closed(format!(
+        "POST /api/v1/questions/1/answer HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ));
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
+    assert_eq!(
+        settled(&rx).unwrap().answers[0].selected,
+        vec!["A".to_owned()]
+    );
+}
