@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -124,6 +125,18 @@ impl ApiError {
     /// 404 `NOT_FOUND`: no such route, or a `{ticket}` that is not a number.
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such resource")
+    }
+
+    /// 408 `INVALID_REQUEST`: the body did not arrive whole within `limit`.
+    pub fn body_timeout(limit: Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "INVALID_REQUEST",
+            format!(
+                "the request body did not arrive whole within {} s",
+                limit.as_secs_f64()
+            ),
+        )
     }
 
     /// 413 `PAYLOAD_TOO_LARGE`.
@@ -540,11 +553,23 @@ pub fn not_pending(ticket: &str) -> ApiError {
     .into()
 }
 
-/// Reads a request body of at most [`MAX_BODY_BYTES`]; 413 beyond.
+/// How long a request body may take to arrive whole once its head has (8 MiB at about
+/// 140 KB/s): a slower one is answered 408 and its connection closed.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`] (413 beyond) within [`BODY_TIMEOUT`]
+/// (408 after).
 pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| ApiError::too_large())
+    read_body_within(body, BODY_TIMEOUT).await
+}
+
+/// [`read_body`] with another time limit than [`BODY_TIMEOUT`].
+pub async fn read_body_within(body: Body, limit: Duration) -> Result<Bytes, ApiError> {
+    match tokio::time::timeout(limit, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(ApiError::too_large()),
+        Err(_) => Err(ApiError::body_timeout(limit)),
+    }
 }
 
 /// The `ms` of an extend body; a body that is not `{"ms": <integer>}` is out of range (0), and

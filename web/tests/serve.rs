@@ -1,0 +1,161 @@
+//! The HTTP/1 loop shared by the web provider and the hub (`user_questions_web::serve`): a
+//! client that is slow to send a request's head or body is cut off, and the server keeps
+//! serving others. Short limits here; the servers use `HEAD_TIMEOUT` and `BODY_TIMEOUT`.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use tokio::sync::oneshot;
+use user_questions_web::http::read_body_within;
+use user_questions_web::serve::serve_with;
+
+/// The limits the test server runs with.
+const HEAD: Duration = Duration::from_millis(200);
+const BODY: Duration = Duration::from_millis(200);
+/// How long a test waits for the server before it fails (never reached when all is well).
+const PATIENCE: Duration = Duration::from_secs(20);
+
+struct Server {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Server {
+    async fn start() -> Server {
+        let app = Router::new().route("/ok", get(|| async { "ok" })).route(
+            "/echo",
+            post(|body: Body| async move {
+                match read_body_within(body, BODY).await {
+                    Ok(bytes) => bytes.into_response(),
+                    Err(error) => error.into_response(),
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(serve_with(
+            listener,
+            app,
+            async move {
+                let _ = stopped.await;
+            },
+            HEAD,
+        ));
+        Server {
+            addr,
+            stop: Some(stop),
+            done: Some(done),
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(PATIENCE, self.done.take().unwrap())
+            .await
+            .expect("the server stops")
+            .unwrap();
+    }
+}
+
+/// Writes `sent` and reads until the server closes the connection; what it answered. Fails
+/// if the server keeps the connection open past `PATIENCE`.
+fn exchange(addr: SocketAddr, sent: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.write_all(sent.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the server kept the connection open ({e}); got so far: {out:?}"),
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+fn served(addr: SocketAddr) -> String {
+    exchange(
+        addr,
+        "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_that_never_ends_is_cut_off_and_others_are_served() {
+    let server = Server::start().await;
+    let addr = server.addr;
+    tokio::task::spawn_blocking(move || {
+        // Half a head, then nothing: closed with no response.
+        let got = exchange(addr, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        assert_eq!(got, "");
+        // A connection that sends nothing at all: the same.
+        assert_eq!(exchange(addr, ""), "");
+        let got = served(addr);
+        assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+        assert!(got.ends_with("\r\n\r\nok"), "{got}");
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_connection_left_idle_is_closed_after_its_response() {
+    let server = Server::start().await;
+    let addr = server.addr;
+    tokio::task::spawn_blocking(move || {
+        // Keep-alive (HTTP/1.1's default): the response comes, then the connection closes
+        // because no next request starts.
+        let got = exchange(addr, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+        assert!(got.ends_with("\r\n\r\nok"), "{got}");
+        // Two requests in time on one connection are both served.
+        let got = exchange(
+            addr,
+            "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        );
+        assert_eq!(got.matches("HTTP/1.1 200 OK\r\n").count(), 2, "{got}");
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_arrives_whole_gets_408_and_others_are_served() {
+    let server = Server::start().await;
+    let addr = server.addr;
+    tokio::task::spawn_blocking(move || {
+        let got = exchange(
+            addr,
+            "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabc",
+        );
+        assert!(got.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{got}");
+        assert!(
+            got.ends_with(
+                r#"{"error":{"code":"INVALID_REQUEST","message":"the request body did not arrive whole within 0.2 s"}}"#
+            ),
+            "{got}"
+        );
+        // A whole body is read as ever.
+        let got = exchange(
+            addr,
+            "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+        );
+        assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+        assert!(got.ends_with("\r\n\r\nabc"), "{got}");
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+}
