@@ -3,6 +3,7 @@
 
 use std::io::Read;
 
+use user_questions::limits::MAX_JSON_BYTES;
 use user_questions::{
     AskUserQuestionItem, AskUserQuestionRequest, UserQuestionError, parse_questions,
 };
@@ -68,19 +69,18 @@ pub fn questions_of(
 /// Reads a request: `{"questions": [...]}` or a bare array of questions.
 pub fn read_questions(file: Option<&str>) -> Result<Vec<AskUserQuestionItem>, UserQuestionError> {
     let text = read_input(file, "request")?;
+    user_questions::limits::check_json_size(&text, "request")?;
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(value) => questions_of(&value),
-        // Text the untyped parser refuses (a number beyond its range, deep nesting, a lone
-        // surrogate — in a field the seam ignores) may still be a request the core reads, as
-        // `uq ask` and every `ask()` do; else its error is this parser's, `… not valid JSON`.
+        // Not JSON (or beyond its limits): the core's error for the text, as `uq ask` gives.
         Err(_) => AskUserQuestionRequest::from_json(&text).map(|request| request.questions),
     }
 }
 
 /// Splits the text of `uq ask`'s request: the request as the core takes it (a bare array of
-/// questions becomes `{"questions": [...]}`), `None` when it is not JSON (the core then
-/// reports it); with `answers_follow` (a pipe) also the answer lines after the request's
-/// JSON value, which must start on a line of their own.
+/// questions becomes `{"questions": [...]}`), `None` when it is not JSON or is longer than the
+/// core takes (the core then reports it from the text); with `answers_follow` (a pipe) also
+/// the answer lines after the request's JSON value, which must start on a line of their own.
 pub fn split_request(
     text: &str,
     answers_follow: bool,
@@ -93,12 +93,19 @@ pub fn split_request(
         }
     };
     if !answers_follow {
+        if text.len() > MAX_JSON_BYTES {
+            return Ok((None, None));
+        }
         return Ok((serde_json::from_str(text).ok().map(wrap), None));
     }
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
     let Some(Ok(value)) = values.next() else {
         return Ok((None, Some(String::new())));
     };
+    if values.byte_offset() > MAX_JSON_BYTES {
+        // The whole text is longer still: the core's check of it names the limit.
+        return Ok((None, Some(String::new())));
+    }
     let rest = &text[values.byte_offset()..];
     Ok((Some(wrap(value)), Some(answer_lines(rest)?)))
 }

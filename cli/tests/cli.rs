@@ -368,23 +368,33 @@ fn check_accepts_the_examples_and_a_bare_array() {
     assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"));
     let run = uq(&["check"], r#"{"questions":[{"id":"a","question":"A?"}]}"#);
     assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"));
-    // Unknown fields are ignored (§2), also ones an untyped JSON parser refuses: `check`
-    // accepts what `ask` asks.
+    // Unknown fields are ignored (§2) when they are JSON the core reads: a lone surrogate, a
+    // number out of range or nesting beyond 128 levels is refused wherever it is, by `check`
+    // and `ask` alike (and by every other surface), with the same message.
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     for unknown in [r#""\ud800""#, "1e309", deep.as_str()] {
         let request = format!(
             r#"{{"questions":[{{"id":"a","question":"A?","x":{unknown}}}],"y":{unknown}}}"#
         );
-        let run = uq(&["check"], &request);
-        assert_eq!(
-            (run.code, run.stdout.as_str()),
-            (0, "ok\n"),
-            "{unknown}: {}",
-            run.stderr
-        );
-        let run = uq(&["ask", "--auto", "first"], &request);
-        assert_eq!(run.code, 0, "{unknown}: {}", run.stderr);
+        let checked = uq(&["check"], &request);
+        assert_fails(&checked, ErrorCode::InvalidRequest, None);
+        let line = failure_line(&checked, ErrorCode::InvalidRequest);
+        assert!(line.contains("request is not valid JSON: "), "{line}");
+        let asked = uq(&["ask", "--auto", "first"], &request);
+        assert_fails(&asked, ErrorCode::InvalidRequest, None);
+        assert_eq!(failure_line(&asked, ErrorCode::InvalidRequest), line);
     }
+    // What the core reads there is ignored.
+    let request = r#"{"questions":[{"id":"a","question":"A?","x":[1e308,-0,"\ud83d\ude00",{"z":null}]}],"y":true}"#;
+    let run = uq(&["check"], request);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "ok\n"),
+        "{}",
+        run.stderr
+    );
+    let run = uq(&["ask", "--auto", "first"], request);
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[test]
@@ -1137,5 +1147,67 @@ fn ask_hub_without_a_token_names_every_way_to_give_one() {
     assert!(
         String::from_utf8_lossy(&out.stderr).starts_with("INVALID_ARGUMENT: token "),
         "an empty --token is the token's own error"
+    );
+}
+
+#[test]
+fn a_request_text_over_8_mib_is_refused_by_check_and_ask() {
+    // Well formed, its questions small: the size of the text alone is over the limit (an
+    // unknown field carries the bulk), as every other surface refuses it.
+    let filler = "x".repeat(8 * 1024 * 1024);
+    let big = format!(
+        r#"{{"questions":[{{"id":"a","question":"Go?","options":[{{"label":"Yes"}}]}}],"filler":"{filler}"}}"#
+    );
+    let message = Some("request must be at most 8388608 bytes long");
+    let dir = temp_dir("over-8-mib");
+    let file = dir.join("big.json");
+    std::fs::write(&file, &big).unwrap();
+    let file = file.to_str().unwrap();
+    assert_fails(
+        &uq(&["check", file], ""),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    assert_fails(&uq(&["check"], &big), ErrorCode::InvalidRequest, message);
+    for mode in [&["--auto", "first"][..], &[]] {
+        let mut args = vec!["ask"];
+        args.extend_from_slice(mode);
+        args.push(file);
+        assert_fails(&uq(&args, ""), ErrorCode::InvalidRequest, message);
+    }
+    // Through a pipe with answer lines after it.
+    assert_fails(
+        &uq(&["ask"], &format!("{big}\n1\n")),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    // The same request a byte under the limit is asked.
+    let fits = big.replacen(
+        &filler,
+        &filler[..filler.len() - (big.len() - 8 * 1024 * 1024)],
+        1,
+    );
+    assert_eq!(fits.len(), 8 * 1024 * 1024);
+    std::fs::write(dir.join("fits.json"), &fits).unwrap();
+    let run = uq(&["check", dir.join("fits.json").to_str().unwrap()], "");
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "ok\n"),
+        "{}",
+        run.stderr
+    );
+    let run = uq(
+        &[
+            "ask",
+            "--auto",
+            "first",
+            dir.join("fits.json").to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "{\"answers\":[{\"id\":\"a\",\"selected\":[\"Yes\"]}]}\n"
     );
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::deadline::check_timeout_ms;
 use crate::limits;
@@ -34,10 +34,41 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
                 f.write_str("an object")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+                T::deserialize(de::value::MapAccessDeserializer::new(Strict(map))).map(MapOnly)
             }
         }
         deserializer.deserialize_map(OnlyMaps(PhantomData))
+    }
+}
+
+/// An object's members, its unknown ones read as the untyped parser reads every value (a
+/// `serde_json::Value`: within the nesting limit, numbers in range, strings well formed) and
+/// dropped. A derived `Deserialize` skips them with `IgnoredAny`, which takes what that parser
+/// refuses (`1e999`, 200 nested arrays); this path must never accept what it refuses.
+struct Strict<A>(A);
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(seed)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        // The derive skips an unknown member with `next_value::<IgnoredAny>()`, whose seed is
+        // this type (a constant comparison once monomorphized).
+        if std::any::type_name::<V>() == std::any::type_name::<PhantomData<IgnoredAny>>() {
+            self.0.next_value::<serde_json::Value>()?;
+            return seed.deserialize(de::value::UnitDeserializer::new());
+        }
+        self.0.next_value_seed(seed)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
     }
 }
 
@@ -239,5 +270,47 @@ mod tests {
         assert!(parse(r#"{"questions":[{"id":"a","question":"Q?","detail":null}]}"#).is_none());
         assert!(parse(r#"{"questions":[["a","Q?"]]}"#).is_none());
         assert!(parse(r#"{"questions":[{"id":"a","id":"b","question":"Q?"}]}"#).is_none());
+    }
+
+    #[test]
+    fn declines_unknown_members_the_parser_refuses() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let refused = [
+            r#""weight":1e999"#.to_owned(),
+            r#""weight":-1e999"#.to_owned(),
+            r#""note":"\ud800""#.to_owned(),
+            format!(r#""nested":{}"#, deep(200)),
+            format!(r#""nested":{{"a":{}}}"#, deep(200)),
+        ];
+        for member in &refused {
+            let texts = [
+                format!(r#"{{"questions":[{{"id":"a","question":"Q?"}}],{member}}}"#),
+                format!(r#"{{"questions":[{{"id":"a","question":"Q?",{member}}}]}}"#),
+                format!(
+                    r#"{{"questions":[{{"id":"a","question":"Q?","options":[{{"label":"x",{member}}}]}}]}}"#
+                ),
+            ];
+            for text in &texts {
+                assert!(serde_json::from_str::<serde_json::Value>(text).is_err());
+                assert!(parse(text).is_none(), "{text}");
+            }
+            let text = format!(r#"{{"answers":[{{"id":"a","selected":["x"],{member}}}],"x":0}}"#);
+            assert!(answer(&text).is_none(), "{text}");
+            let text = format!(r#"{{"answers":[{{"id":"a","selected":["x"]}}],{member}}}"#);
+            assert!(answer(&text).is_none(), "{text}");
+        }
+        // What the parser takes in an unknown member is still taken.
+        for member in [
+            r#""a":-0,"b":1e308"#.to_owned(),
+            r#""note":"\ud83d\ude00""#.to_owned(),
+            format!(r#""nested":{}"#, deep(100)),
+            r#""x":{"y":[null,true,{"z":"w"}]}"#.to_owned(),
+        ] {
+            assert!(agrees(&format!(
+                r#"{{"questions":[{{"id":"a","question":"Q?",{member}}}],{member}}}"#
+            )));
+            let text = format!(r#"{{"answers":[{{"id":"a","selected":["x"],{member}}}]}}"#);
+            assert!(answer(&text).is_some(), "{text}");
+        }
     }
 }

@@ -20,27 +20,50 @@ enum Kind {
     Tool,
 }
 
+/// The code of request `text` through the untyped parser, checked to be the code (and the
+/// message) of the typed text path too (`AskUserQuestionRequest::from_json`: C `uq_ask`, a
+/// Python `ask` of text, `uq ask`).
 fn run_request(text: &str) -> ErrorCode {
+    let untyped = request_through(text, |text| {
+        parse_request_questions_json(text).map(AskUserQuestionRequest::new)
+    });
+    let typed = request_through(text, AskUserQuestionRequest::from_json);
+    assert_eq!(
+        untyped
+            .as_ref()
+            .err()
+            .map(|e| (e.code(), e.message().to_owned())),
+        typed
+            .as_ref()
+            .err()
+            .map(|e| (e.code(), e.message().to_owned())),
+        "the untyped and the typed parse of {text:.200} differ"
+    );
+    untyped.map_or_else(|e| e.code(), |()| ErrorCode::Ok)
+}
+
+fn request_through(
+    text: &str,
+    parse: impl FnOnce(&str) -> user_questions::Result<AskUserQuestionRequest>,
+) -> user_questions::Result<()> {
     let ctx = Context::new();
     let inbox = QuestionInbox::new();
     let _reg = ctx
         .user_questions()
         .register_provider(inbox.clone())
         .unwrap();
-    match parse_request_questions_json(text)
-        .and_then(|q| ctx.user_questions().start(AskUserQuestionRequest::new(q)))
-    {
+    match parse(text).and_then(|request| ctx.user_questions().start(request)) {
         Ok(pending) => {
             assert_eq!(inbox.len(), 1, "an accepted request reaches the provider");
             drop(pending);
-            ErrorCode::Ok
+            Ok(())
         }
         Err(e) => {
             assert!(
                 inbox.is_empty(),
                 "a refused request never reaches the provider"
             );
-            e.code()
+            Err(e)
         }
     }
 }
@@ -454,7 +477,7 @@ fn bad_inputs_get_the_code_in_the_table() {
     for (i, (kind, name, input, expected)) in rows.iter().enumerate() {
         let (surface, got) = match kind {
             Kind::Request => (
-                "request JSON (Rust `parse_request_questions_json` + `ask`)",
+                "request JSON (Rust `parse_request_questions_json` and `from_json`, + `ask`)",
                 run_request(input),
             ),
             Kind::Answer => ("inbox answer JSON (`answer_json`)", run_answer(input)),

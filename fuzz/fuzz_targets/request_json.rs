@@ -12,13 +12,24 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // The typed parse of request text (C `uq_ask`, `uq ask`) takes exactly what the untyped
+    // one takes, with the same questions; it also reads `timeoutMs` and `key`, which may
+    // refuse more (`INVALID_REQUEST` then too).
+    let typed = AskUserQuestionRequest::from_json(text);
     let questions = match parse_request_questions_json(text) {
         Ok(q) => q,
         Err(e) => {
             assert_eq!(e.code(), ErrorCode::InvalidRequest);
+            let typed = typed.expect_err("the typed parse took what the untyped one refused");
+            assert_eq!(typed.code(), ErrorCode::InvalidRequest);
             return;
         }
     };
+    if let Ok(request) = &typed {
+        assert_eq!(request.questions, questions);
+    } else if let Err(e) = &typed {
+        assert_eq!(e.code(), ErrorCode::InvalidRequest);
+    }
     let checked = validate_questions(&questions);
     let ctx = Context::new();
     let responder =
