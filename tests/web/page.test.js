@@ -507,6 +507,124 @@ describe('the question page', () => {
     }
   });
 
+  it('keeps a direction override in an agent id or a question inside it', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('bidi');
+    const RLO = '\u202e';
+    server.ask(name, {
+      questions: [{ id: 'b', header: `Head${RLO}`, question: `Bidi${RLO}?`, options: [{ label: `One${RLO}`, description: 'first' }] }],
+      agentId: `agent${RLO}`,
+    });
+    const ticket = await ticketOf(page, 'Bidi');
+    const b = batch(page, ticket);
+    assert.equal(await b.locator('.meta bdi').textContent(), `agent${RLO}`);
+    // The page's own text after the agent id (the time) still reads left to right: its first
+    // character is drawn left of its last.
+    const order = await b.locator('.meta time').evaluate((time) => {
+      const text = time.firstChild;
+      const at = (i) => {
+        const range = document.createRange();
+        range.setStart(text, i);
+        range.setEnd(text, i + 1);
+        return range.getBoundingClientRect().x;
+      };
+      return [at(0), at(text.length - 1)];
+    });
+    assert.ok(order[0] < order[1], `the time reads left to right (${order})`);
+    for (const selector of ['.tag', '.question-text', '.option .label', '.option .description', '.meta bdi']) {
+      assert.equal(await b.locator(selector).first().evaluate((e) => getComputedStyle(e).unicodeBidi), 'isolate', selector);
+    }
+    await b.getByRole('button', { name: `Dismiss question ${ticket} without answering` }).click();
+    assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    assert.equal(await page.locator('.notice bdi').first().textContent(), `Head${RLO}: Bidi${RLO}?`);
+    noProblems(page);
+    await context.close();
+  });
+
+  it('chooses an option with a tap anywhere on its card, its description too', async () => {
+    const { context, page } = await open(browser, server, { viewport: { width: 375, height: 667 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const name = fresh('tap');
+    server.ask(name, { questions: [PKG] });
+    const b = batch(page, await ticketOf(page, PKG.question));
+    const radios = b.getByRole('radio');
+    const tap = async (locator, where) => {
+      const box = await locator.boundingBox();
+      await page.touchscreen.tap(where === 'edge' ? box.x + box.width - 6 : box.x + box.width / 2, box.y + box.height / 2);
+    };
+    await tap(b.locator('.option .description').first(), 'middle');
+    assert.equal(await radios.nth(0).isChecked(), true, 'a tap on the description chose pnpm');
+    await tap(b.locator('.option').nth(1), 'edge');
+    assert.equal(await radios.nth(1).isChecked(), true, "a tap on the card's edge chose npm");
+    // The Other card's text box still takes the tap (and typing there chooses Other).
+    await tap(b.locator('.other-text'), 'middle');
+    assert.equal(await b.locator('.other-text').evaluate((e) => e === document.activeElement), true);
+    await page.keyboard.type('bun');
+    assert.equal(await b.getByLabel('Other', { exact: true }).isChecked(), true);
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: [], custom: 'bun' }] });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('says an answer was not sent when the question was settled elsewhere first, and shows that', async () => {
+    // A tab that missed the news (its event stream cannot connect) still shows the question.
+    const context = await browser.newContext({ viewport: { width: 1000, height: 500 } });
+    await context.route('**/api/v1/events', (route) => route.abort());
+    const page = await context.newPage();
+    await page.goto(server.url);
+    const name = fresh('stale');
+    server.ask(name, { questions: [{ ...PKG, header: 'Stale' }] });
+    // Drawn from the list the page fetches on load (reloaded until the ask is there).
+    const b = page.locator('section.batch', { hasText: 'Stale' });
+    for (let i = 0; i < 50 && (await b.count()) === 0; i++) {
+      await page.waitForTimeout(100);
+      await page.reload();
+    }
+    const ticket = Number(await b.getAttribute('data-ticket'));
+    await server.cancelAll();
+    assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    await b.getByLabel('npm', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    await batch(page, ticket).waitFor({ state: 'detached' });
+    const first = page.locator('.notice').first();
+    assert.match(await first.textContent(), /Not sent — this question was already answered, dismissed or closed elsewhere: Stale: Which package manager/);
+    assert.equal(await first.evaluate((e) => e === document.activeElement), true, 'the notice has the focus');
+    await context.close();
+  });
+
+  it('gives a question without options a text box in a group, not a radio group', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('free');
+    server.ask(name, { questions: [NAME, PKG] });
+    const b = batch(page, await ticketOf(page, NAME.question));
+    const lists = b.locator('.options');
+    assert.equal(await lists.nth(0).getAttribute('role'), 'group');
+    assert.equal(await lists.nth(0).getByRole('radio').count(), 0);
+    assert.equal(await lists.nth(1).getAttribute('role'), 'radiogroup');
+    await b.getByRole('button', { name: `Dismiss question ${await b.getAttribute('data-ticket')} without answering` }).click();
+    assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('says the program may have finished once it has been gone a while', async () => {
+    const gone = await Server.start();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.clock.install();
+    await page.goto(gone.url);
+    await page.waitForSelector('#status.ok');
+    await gone.stop();
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection lost. Reconnecting…');
+    await page.clock.fastForward(20000);
+    await page.waitForFunction(() => /may have finished/.test(document.getElementById('status').textContent), null, { timeout: 20000 });
+    assert.equal(
+      await page.locator('#status').textContent(),
+      'Cannot reach the program that asked: it may have finished. This page reconnects if it comes back.',
+    );
+    await context.close();
+  });
+
   it('asks for the token when opened without it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

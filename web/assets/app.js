@@ -53,11 +53,23 @@ function shortText(p) {
 
 // ---- notices, title, status -------------------------------------------------------------------
 
+/**
+ * A notice: `text` is a string, or the parts `about` makes (the question's own words kept apart
+ * from the page's, so a direction override in them cannot turn the notice's text around).
+ * Returns its element.
+ */
 function notice(text, kind = 'info') {
   const list = $('notices');
   const time = new Date().toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  list.prepend(el('p', { class: `notice ${kind}` }, el('span', { class: 'when', text: time }), ' ', text));
+  const item = el('p', { class: `notice ${kind}`, tabindex: -1 }, el('span', { class: 'when', text: time }), ' ', ...[text].flat());
+  list.prepend(item);
   while (list.children.length > MAX_NOTICES) list.lastElementChild.remove();
+  return item;
+}
+
+/** What a notice says of batch `p`: `prefix`, then the batch's short text isolated. */
+function about(prefix, p) {
+  return [prefix, el('bdi', { text: shortText(p) })];
 }
 
 function setStatus(text, kind = '') {
@@ -120,7 +132,9 @@ function renderQuestion(p, q, qi) {
     }
   }
 
-  const list = el('div', { class: 'options', role: multi ? 'group' : 'radiogroup', 'aria-labelledby': `${base}-legend` });
+  // A radio group only where there are radios (a question without options has a text box).
+  const role = !multi && options.length > 0 ? 'radiogroup' : 'group';
+  const list = el('div', { class: 'options', role, 'aria-labelledby': `${base}-legend` });
   // A plan review shows its approve option first, as the terminal does.
   const order = options.map((_, i) => i);
   if (plan) {
@@ -221,7 +235,7 @@ function render(p) {
   const first = p.questions[0] || {};
   heading.append(el('span', { text: p.questions.length > 1 ? `${p.questions.length} questions` : first.header || 'Question' }));
   const meta = el('p', { class: 'meta' });
-  if (p.agentId !== undefined) meta.append(el('span', { text: `Asked by ${p.agentId}` }));
+  if (p.agentId !== undefined) meta.append(el('span', {}, 'Asked by ', el('bdi', { text: p.agentId })));
   if (p.askedAt) {
     const at = new Date(p.askedAt);
     if (!Number.isNaN(at.getTime())) {
@@ -337,11 +351,14 @@ async function settleBatch(b, path, body, done) {
   }
   if (result.status === 200) {
     removeBatch(b.p.ticket, done, 'ok');
-  } else if (result.status === 409 || result.status === 404) {
-    removeBatch(b.p.ticket, b.resolvedOutcome ? outcomeNotice(b.p, b.resolvedOutcome) : `No longer waiting: ${shortText(b.p)}`, 'warn');
-  } else if (b.resolvedOutcome) {
-    // Refused, and meanwhile settled elsewhere: it leaves like any other.
-    removeBatch(b.p.ticket, outcomeNotice(b.p, b.resolvedOutcome), 'warn');
+  } else if (result.status === 409 || result.status === 404 || b.resolvedOutcome) {
+    // Not taken: settled elsewhere (or, refused for another reason, settled meanwhile). The
+    // notice says so and takes the focus, so the person sees that what they sent was not used.
+    const why = b.resolvedOutcome
+      ? outcomeNotice(b.p, b.resolvedOutcome)
+      : about('Not sent — this question was already answered, dismissed or closed elsewhere: ', b.p);
+    const item = removeBatch(b.p.ticket, why, 'warn');
+    if (item) item.focus();
   } else {
     setBusy(b, false);
     b.error.textContent = errorText(result);
@@ -356,12 +373,12 @@ function submitBatch(b) {
     if (focus) focus.focus();
     return;
   }
-  settleBatch(b, `/api/v1/questions/${b.p.ticket}/answer`, answer, `Answer sent: ${shortText(b.p)}`);
+  settleBatch(b, `/api/v1/questions/${b.p.ticket}/answer`, answer, about('Answer sent: ', b.p));
 }
 
 function dismissBatch(b) {
   if (b.busy) return;
-  settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, `Dismissed: ${shortText(b.p)}`);
+  settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, about('Dismissed: ', b.p));
 }
 
 /**
@@ -383,9 +400,9 @@ async function moreTime(b) {
       const moved = Number.isNaN(before) ? Infinity : Date.parse(result.data.expiresAt) - before;
       if (moved >= 1000) {
         const by = Number.isFinite(moved) ? ` (+${formatLeft(Math.round(moved / 1000) * 1000)})` : '';
-        notice(`More time${by} for: ${shortText(b.p)}`);
+        notice(about(`More time${by} for: `, b.p));
       } else {
-        notice(`The deadline did not move for: ${shortText(b.p)}`, 'warn');
+        notice(about('The deadline did not move for: ', b.p), 'warn');
       }
     } else if (result.status !== 200) {
       b.error.textContent = errorText(result);
@@ -400,20 +417,19 @@ async function moreTime(b) {
 // ---- the list ---------------------------------------------------------------------------------
 
 function outcomeNotice(p, outcome) {
-  const what = shortText(p);
   switch (outcome) {
     case 'answered':
-      return `Answered elsewhere: ${what}`;
+      return about('Answered elsewhere: ', p);
     case 'cancelled':
-      return `Dismissed elsewhere: ${what}`;
+      return about('Dismissed elsewhere: ', p);
     case 'aborted':
-      return `Withdrawn by the asker: ${what}`;
+      return about('Withdrawn by the asker: ', p);
     case 'timed_out':
-      return `Expired without an answer: ${what}`;
+      return about('Expired without an answer: ', p);
     case 'failed':
-      return `Closed by the asker's host: ${what}`;
+      return about("Closed by the asker's host: ", p);
     default:
-      return `No longer waiting: ${what}`;
+      return about('No longer waiting: ', p);
   }
 }
 
@@ -479,27 +495,29 @@ function drawSlice(size) {
   if (queue.length > 0) setTimeout(() => drawSlice(SLICE), 0);
 }
 
+/** Takes batch `ticket` off the page, with a notice when `text` is given; returns the notice. */
 function removeBatch(ticket, text, kind) {
   const waiting = queued.get(ticket);
   if (waiting) {
     queued.delete(ticket);
     queue.splice(queue.indexOf(waiting), 1);
-    if (text) notice(text, kind);
+    const item = text ? notice(text, kind) : undefined;
     refreshCount();
-    return;
+    return item;
   }
   const b = batches.get(ticket);
-  if (!b) return;
+  if (!b) return undefined;
   const hadFocus = b.section.contains(document.activeElement) || (b.hadFocus && document.activeElement === document.body);
   const next = b.section.nextElementSibling || b.section.previousElementSibling;
   b.section.remove();
   batches.delete(ticket);
-  if (text) notice(text, kind);
+  const item = text ? notice(text, kind) : undefined;
   refreshCount();
   if (hadFocus) {
     const heading = next && next.querySelector('h2');
     (heading || $('title')).focus();
   }
+  return item;
 }
 
 function onResolved(ticket, outcome) {
@@ -538,10 +556,10 @@ async function reconcile() {
   if (!Array.isArray(result)) return;
   const live = new Set(result.map((p) => p.ticket));
   for (const [ticket, b] of [...batches]) {
-    if (!live.has(ticket) && !b.busy) removeBatch(ticket, `No longer waiting: ${shortText(b.p)}`, 'warn');
+    if (!live.has(ticket) && !b.busy) removeBatch(ticket, about('No longer waiting: ', b.p), 'warn');
   }
   for (const [ticket, p] of [...queued]) {
-    if (!live.has(ticket)) removeBatch(ticket, `No longer waiting: ${shortText(p)}`, 'warn');
+    if (!live.has(ticket)) removeBatch(ticket, about('No longer waiting: ', p), 'warn');
   }
 }
 
@@ -570,9 +588,22 @@ async function fetchPending() {
 
 // ---- the event stream -------------------------------------------------------------------------
 
+/** When the stream was last lost (null while it is open). */
+let lostSince = null;
+/** After this long without the server, the status says it may be gone for good. */
+const LONG_LOST_MS = 15000;
+
+function lostText() {
+  if (lostSince !== null && Date.now() - lostSince >= LONG_LOST_MS) {
+    return 'Cannot reach the program that asked: it may have finished. This page reconnects if it comes back.';
+  }
+  return 'Connection lost. Reconnecting…';
+}
+
 function connect() {
   source = new EventSource('/api/v1/events');
   source.addEventListener('open', () => {
+    lostSince = null;
     setStatus('Live: new questions appear by themselves.', 'ok');
     reconcile();
   });
@@ -586,8 +617,9 @@ function connect() {
     onExtended(ticket, expiresAt);
   });
   source.addEventListener('error', () => {
+    lostSince ??= Date.now();
     if (source.readyState !== EventSource.CLOSED) {
-      setStatus('Connection lost. Reconnecting…', 'bad');
+      setStatus(lostText(), 'bad');
       return;
     }
     // The browser gave up on this stream (the server refused or is gone): find out why.
