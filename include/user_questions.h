@@ -362,7 +362,8 @@ uq_code uq_fail(uq_context *ctx, uint64_t ticket, const char *message);
 // `out_expires_at` is NULL or writable.
 uq_code uq_extend(uq_context *ctx, uint64_t ticket, int64_t ms, char **out_expires_at);
 
-// The pending questions of `ctx`, in arrival order, as owned JSON in `*out_json`
+// The pending questions of `ctx`'s inbox (those asked of its C providers; a web provider's
+// are on its own page and API), in arrival order, as owned JSON in `*out_json`
 // (`uq_string_free`):
 // `[{"ticket":1,"questions":[…],"agentId":"…","askedAt":"…","expiresAt":"…","key":"…"}]`
 // (`agentId` only when an agent asked; `askedAt` always and `expiresAt` when the ask has a

@@ -132,6 +132,25 @@ test("the package README's snippet runs as written", () => {
   assert.equal(out.result.isError, false)
 })
 
+test("the READMEs' Node snippets type-check as strict TypeScript against index.d.ts", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-readme-ts-'))
+  try {
+    fs.mkdirSync(path.join(dir, 'node_modules'))
+    fs.symlinkSync(PKG, path.join(dir, 'node_modules', 'user-questions'), 'dir')
+    const files = [path.join(ROOT, 'README.md'), path.join(PKG, 'README.md')].map((readme, i) => {
+      const file = path.join(dir, `snippet${i}.mts`)
+      fs.writeFileSync(file, `${snippet(readme)}\nexport {}\n`)
+      return file
+    })
+    const tsc = require.resolve('typescript/bin/tsc')
+    const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(PKG, 'node_modules', '@types')]
+    const run = spawnSync(process.execPath, [tsc, ...args, ...files], { cwd: dir, encoding: 'utf8', timeout: 120000 })
+    assert.equal(run.status, 0, run.stdout + run.stderr)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('the package README reads on its own: no links or paths into the repository', () => {
   const text = fs.readFileSync(path.join(PKG, 'README.md'), 'utf8')
   assert.doesNotMatch(text, /\.\.\//, 'a relative path outside the package')

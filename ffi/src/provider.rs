@@ -342,7 +342,8 @@ pub unsafe extern "C" fn uq_extend(
     })
 }
 
-/// The pending questions of `ctx`, in arrival order, as owned JSON in `*out_json`
+/// The pending questions of `ctx`'s inbox (those asked of its C providers; a web provider's
+/// are on its own page and API), in arrival order, as owned JSON in `*out_json`
 /// (`uq_string_free`):
 /// `[{"ticket":1,"questions":[…],"agentId":"…","askedAt":"…","expiresAt":"…","key":"…"}]`
 /// (`agentId` only when an agent asked; `askedAt` always and `expiresAt` when the ask has a
