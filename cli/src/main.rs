@@ -630,7 +630,7 @@ struct ServeArgs {
     /// postgres://USER@HOST:PORT/DB for several hubs on one PostgreSQL database
     #[arg(long, value_name = "URL")]
     store: Option<String>,
-    /// The token (default: 32 random bytes, base64url)
+    /// The token (default: $UQ_TOKEN, else 32 random bytes, base64url)
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// Run CMD (sh -c) with the new question's JSON on stdin, once per new ask
@@ -660,10 +660,24 @@ fn lease_parser(text: &str) -> Result<Duration, String> {
 
 fn serve(args: ServeArgs) -> ExitCode {
     let defaults = HubConfig::default();
+    // The token from --token, else $UQ_TOKEN (out of the process's command line, which
+    // every local user can read), else a random one.
+    let token = match args.token {
+        Some(token) => Some(("--token", token)),
+        None => std::env::var("UQ_TOKEN").ok().map(|t| ("$UQ_TOKEN", t)),
+    };
+    if let Some((from, token)) = &token
+        && !user_questions_web::http::token_fits(token)
+    {
+        return command_error(
+            "serve",
+            &format!("{from}: {}", user_questions_web::http::TOKEN_RULE),
+        );
+    }
     let config = HubConfig {
         listen: args.listen.unwrap_or(defaults.listen),
         store: args.store.unwrap_or(defaults.store),
-        token: args.token,
+        token: token.map(|(_, token)| token),
         on_question: args.on_question,
         retain: args.retain.unwrap_or(defaults.retain),
         lease: args.lease.unwrap_or(defaults.lease),

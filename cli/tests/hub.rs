@@ -389,3 +389,91 @@ fn uq_mcp_with_a_hub_answers_a_tool_call_with_the_answer_given_on_the_hub() {
         "uq mcp exits when its stdin closes: {status}"
     );
 }
+
+/// `uq serve` takes its token from `$UQ_TOKEN` when `--token` is not given (a token on the
+/// command line is readable by every local user); `--token` wins; a bad one names its source.
+#[test]
+fn uq_serve_takes_its_token_from_uq_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let start = |token: Option<&str>, env: &str| {
+        let mut command = Command::new(UQ);
+        command
+            .args(["serve", "--store", &store, "--listen", "127.0.0.1:0"])
+            .env("UQ_TOKEN", env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        command.spawn().expect("spawn uq serve")
+    };
+    let output = start(None, "not a token").wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(15));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(
+            "INVALID_ARGUMENT: $UQ_TOKEN: token must be 1 to 256 characters from A-Z a-z 0-9 - . _ ~\n"
+        ),
+        "{stderr}"
+    );
+    let output = start(Some("not a token"), "fine")
+        .wait_with_output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("INVALID_ARGUMENT: --token: token must be"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("hub.db").exists(),
+        "a refused start makes no store"
+    );
+    for (flag, env, expected) in [
+        (None, "from-the-env", "from-the-env"),
+        (Some("from-the-flag"), "from-the-env", "from-the-flag"),
+    ] {
+        let mut child = start(flag, env);
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            line.trim_end().ends_with(&format!("/?token={expected}")),
+            "{line}"
+        );
+    }
+}
+
+/// A start that fails after the store file was made (here the file may not grow: `ulimit -f`)
+/// leaves no file behind.
+#[test]
+fn a_hub_that_cannot_start_leaves_no_store_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 2; exec {UQ} serve --store sqlite:{} --listen 127.0.0.1:0 --token {TOKEN}",
+            path.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(15));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "INVALID_ARGUMENT: cannot migrate the store {}: ",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

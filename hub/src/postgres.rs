@@ -12,6 +12,7 @@
 //! before it. Apart, the changes' commits are flushed together across the connections, and a
 //! notification, which is not data, costs no flush. A notification never precedes its change.
 
+use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -59,12 +60,23 @@ fn pg_error(e: tokio_postgres::Error) -> StoreError {
     StoreError(format!("postgres: {}", describe(&e)))
 }
 
-/// The error with the server's own words when it sent some ("db error" alone says nothing).
+/// The error with the server's own words when it sent some ("db error" alone says nothing),
+/// else with its causes ("error connecting to server" alone does not say it was refused).
 fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{e}: {}", db.message()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{e}: {}", db.message());
     }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 fn record(row: &Row) -> AskRecord {
@@ -83,6 +95,7 @@ fn record(row: &Row) -> AskRecord {
         settled_at: row.get(10),
         lease_until: row.get(11),
     }
+    .sound()
 }
 
 /// One connection and its statements, prepared once when it opens (a statement prepared per
@@ -228,9 +241,55 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How long opening a connection may take, the server's handshake included: a server that
+/// takes the connection and never answers (frozen, or not PostgreSQL) is given up on.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a connection did not open: the driver's error, or no complete handshake in time.
+enum Unopened {
+    Driver(tokio_postgres::Error),
+    Silent,
+}
+
+impl From<tokio_postgres::Error> for Unopened {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Unopened::Driver(e)
+    }
+}
+
+impl fmt::Display for Unopened {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unopened::Driver(e) => f.write_str(&describe(e)),
+            Unopened::Silent => write!(
+                f,
+                "the server did not complete the connection within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+        }
+    }
+}
+
+/// Connects to `url` within [`CONNECT_TIMEOUT`].
+async fn connect_to(
+    url: &str,
+) -> Result<
+    (
+        Client,
+        tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+    ),
+    Unopened,
+> {
+    let config: tokio_postgres::Config = url.parse()?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await {
+        Ok(connected) => Ok(connected?),
+        Err(_) => Err(Unopened::Silent),
+    }
+}
+
 /// Opens a connection whose I/O runs on its own task; the client.
-async fn open_client(url: &str) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+async fn open_client(url: &str) -> Result<Client, Unopened> {
+    let (client, connection) = connect_to(url).await?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             eprintln!(
@@ -247,8 +306,8 @@ async fn open_client(url: &str) -> Result<Client, tokio_postgres::Error> {
 async fn open_listener(
     url: &str,
     sender: mpsc::UnboundedSender<Change>,
-) -> Result<(Notifier, tokio::task::JoinHandle<()>), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+) -> Result<(Notifier, tokio::task::JoinHandle<()>), Unopened> {
+    let (client, mut connection) = connect_to(url).await?;
     let driver = tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(Ok(message)) = messages.next().await {
@@ -305,10 +364,7 @@ async fn relisten(
                     break;
                 }
                 Err(e) => {
-                    eprintln!(
-                        "user-questions hub: cannot reopen the listening connection: {}",
-                        describe(&e)
-                    );
+                    eprintln!("user-questions hub: cannot reopen the listening connection: {e}");
                     delay = (delay * 2).min(RELISTEN_AT_MOST);
                 }
             }
@@ -339,20 +395,25 @@ impl PostgresStore {
     /// Connects (`postgres://user@host:port/db`), migrates the schema and starts listening for
     /// other hubs' changes. Needs a tokio runtime (the connections run on it).
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
-        let cannot = |e: tokio_postgres::Error| {
-            StoreError(format!(
-                "cannot open the store {}: {}",
-                redact(url),
-                describe(&e)
-            ))
-        };
+        let cannot =
+            |e: Unopened| StoreError(format!("cannot open the store {}: {e}", redact(url)));
         let first = open_client(url).await.map_err(cannot)?;
-        migrate(&first).await?;
+        migrate(&first)
+            .await
+            .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", redact(url))))?;
         let mut slots = Vec::with_capacity(CONNECTIONS);
-        slots.push(Connection::prepare(first).await.map_err(cannot)?);
+        slots.push(
+            Connection::prepare(first)
+                .await
+                .map_err(|e| cannot(e.into()))?,
+        );
         while slots.len() < CONNECTIONS {
             let client = open_client(url).await.map_err(cannot)?;
-            slots.push(Connection::prepare(client).await.map_err(cannot)?);
+            slots.push(
+                Connection::prepare(client)
+                    .await
+                    .map_err(|e| cannot(e.into()))?,
+            );
         }
         let (sender, changes) = mpsc::unbounded_channel();
         let (notifier, driver) = open_listener(url, sender.clone()).await.map_err(cannot)?;
@@ -410,23 +471,23 @@ impl PostgresStore {
         if !current.client.is_closed() {
             return Ok(current);
         }
-        let cannot = |e: tokio_postgres::Error| {
-            StoreError(format!(
-                "cannot reach the store {}: {}",
-                redact(&self.url),
-                describe(&e)
-            ))
-        };
+        let cannot =
+            |e: Unopened| StoreError(format!("cannot reach the store {}: {e}", redact(&self.url)));
         let client = open_client(&self.url).await.map_err(cannot)?;
-        let fresh = Arc::new(Connection::prepare(client).await.map_err(cannot)?);
+        let fresh = Arc::new(
+            Connection::prepare(client)
+                .await
+                .map_err(|e| cannot(e.into()))?,
+        );
         *lock(&slot.current) = fresh.clone();
         Ok(fresh)
     }
 }
 
-/// `postgres://user:secret@host/db` → `postgres://user:…@host/db`, for messages.
+/// `postgres://user:secret@host/db` → `postgres://user:…@host/db`, and a `password=secret`
+/// parameter (`?password=…`, or in `key=value` form) → `password=…`, for messages.
 fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
+    let url = match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let credentials = &url[scheme + 3..at];
             match credentials.split_once(':') {
@@ -435,7 +496,22 @@ fn redact(url: &str) -> String {
             }
         }
         _ => url.to_owned(),
+    };
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url.as_str();
+    while let Some(at) = rest.find("password=") {
+        let starts_a_parameter =
+            at == 0 || matches!(rest.as_bytes()[at - 1], b'?' | b'&' | b' ' | b'\t');
+        let value = at + "password=".len();
+        out.push_str(&rest[..value]);
+        rest = &rest[value..];
+        if starts_a_parameter {
+            out.push('…');
+            rest = &rest[rest.find(['&', ' ', '\t']).unwrap_or(rest.len())..];
+        }
     }
+    out.push_str(rest);
+    out
 }
 
 /// A duration in milliseconds as PostgreSQL's `BIGINT`, small enough to add to a time.
@@ -488,7 +564,10 @@ async fn migrate(client: &Client) -> StoreResult<()> {
             );
             if let Err(e) = client.batch_execute(&batch).await {
                 let _ = client.batch_execute("ROLLBACK").await;
-                return Err(StoreError(format!("migration {version} ({name}): {e}")));
+                return Err(StoreError(format!(
+                    "migration {version} ({name}): {}",
+                    describe(&e)
+                )));
             }
         }
         let newest: i64 = client
@@ -499,7 +578,7 @@ async fn migrate(client: &Client) -> StoreResult<()> {
         let known = MIGRATIONS.last().map_or(0, |m| m.0);
         if newest > known {
             return Err(StoreError(format!(
-                "the store was migrated to version {newest} by a newer hub; this one knows up to {known}"
+                "it was migrated to version {newest} by a newer hub; this one knows up to {known}"
             )));
         }
         Ok(())
@@ -586,7 +665,12 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let c = self.client().await?;
             let rows = c.client.query(&c.pending, &[]).await.map_err(pg_error)?;
-            Ok(rows.iter().map(record).collect())
+            // A damaged row reads as failed (`AskRecord::sound`): not listed.
+            Ok(rows
+                .iter()
+                .map(record)
+                .filter(|r| r.status == Status::Pending)
+                .collect())
         })
     }
 
@@ -724,6 +808,52 @@ impl Store for PostgresStore {
 mod tests {
     use super::*;
 
+    /// Opening a store on an address where nothing listens says why (the driver's cause), and
+    /// hides the password however the URL gives it.
+    #[tokio::test]
+    async fn an_unreachable_server_is_named_with_the_cause() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("postgres://uq@127.0.0.1:{port}/db?password=hidden");
+        let error = PostgresStore::connect(&url).await.unwrap_err();
+        assert!(
+            error.0.starts_with(&format!(
+                "cannot open the store postgres://uq@127.0.0.1:{port}/db?password=…: error connecting to server: "
+            )),
+            "{error}"
+        );
+        assert!(error.0.contains("Connection refused"), "{error}");
+        assert!(!error.0.contains("hidden"), "{error}");
+    }
+
+    /// A server that takes the connection and never answers is given up on, naming the store.
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_handshake_is_given_up_on() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let held = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            while let Ok((socket, _)) = silent.accept().await {
+                kept.push(socket);
+            }
+        });
+        let url = format!("postgres://uq:secret@127.0.0.1:{port}/db");
+        let error = tokio::time::timeout(CONNECT_TIMEOUT * 3, PostgresStore::connect(&url))
+            .await
+            .expect("connect gives up by itself")
+            .unwrap_err();
+        assert_eq!(
+            error.0,
+            format!(
+                "cannot open the store postgres://uq:…@127.0.0.1:{port}/db: the server did not complete the connection within 10 s"
+            )
+        );
+        held.abort();
+    }
+
     #[test]
     fn changes_and_urls() {
         assert_eq!(parse_change("c:12"), Some(Change::Created(12)));
@@ -736,5 +866,21 @@ mod tests {
             "postgres://uq:…@db:5432/uq"
         );
         assert_eq!(redact("postgres://uq@db/uq"), "postgres://uq@db/uq");
+        assert_eq!(
+            redact("postgres://db:5/uq?user=uq&password=top&sslmode=disable"),
+            "postgres://db:5/uq?user=uq&password=…&sslmode=disable"
+        );
+        assert_eq!(
+            redact("postgres://db/uq?password=top"),
+            "postgres://db/uq?password=…"
+        );
+        assert_eq!(
+            redact("host=db password=top user=uq"),
+            "host=db password=… user=uq"
+        );
+        assert_eq!(
+            redact("postgres://u:a@b@db/x?application_name=mypassword=1"),
+            "postgres://u:…@db/x?application_name=mypassword=1"
+        );
     }
 }

@@ -75,11 +75,59 @@ pub enum Sync {
     Normal,
 }
 
+/// Opens the file at `path`, making it first if there is none — readable and writable by its
+/// owner only (SQLite gives its `-wal` and `-shm` files the same mode): the questions and
+/// answers in it are the people's. A file this call made is removed again when opening or
+/// migrating it fails, so a failed start leaves nothing behind.
 fn connect(path: &Path, sync: Sync) -> StoreResult<Connection> {
-    let cannot =
-        |e: rusqlite::Error| StoreError(format!("cannot open the store {}: {e}", path.display()));
+    let made = make_private(path);
+    let conn = connect_made(path, sync);
+    if conn.is_err() && made {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            let _ = std::fs::remove_file(side);
+        }
+    }
+    conn
+}
+
+/// Makes an empty file at `path` with mode 0600 when there is nothing there; whether it did.
+/// (There already — a store, or something SQLite refuses with its own message — or not
+/// ours to make: SQLite says why when it opens it.)
+fn make_private(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .is_ok()
+}
+
+fn connect_made(path: &Path, sync: Sync) -> StoreResult<Connection> {
+    let cannot = |e: rusqlite::Error| {
+        StoreError(format!(
+            "cannot open the store {}: {}",
+            path.display(),
+            one_line(&e.to_string())
+        ))
+    };
     let conn = Connection::open(path).map_err(cannot)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
+    // A database of something else is refused before anything in it changes.
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(cannot)?;
+    if !tables.is_empty() && !tables.iter().any(|t| t == "schema_migrations") {
+        return Err(StoreError(format!(
+            "cannot open the store {}: it is a database of something else (tables {}; a hub's \
+             store has schema_migrations)",
+            path.display(),
+            tables.join(", ")
+        )));
+    }
     let mode: String = conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .map_err(cannot)?;
@@ -97,9 +145,20 @@ fn connect(path: &Path, sync: Sync) -> StoreResult<Connection> {
         "PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON;"
     ))
     .map_err(cannot)?;
-    migrate(&conn)
-        .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", path.display())))?;
+    migrate(&conn).map_err(|e| {
+        StoreError(format!(
+            "cannot migrate the store {}: {}",
+            path.display(),
+            one_line(&e.0)
+        ))
+    })?;
     Ok(conn)
+}
+
+/// `text` on one line: an error that quotes SQL keeps its first words and the rest of its
+/// whitespace collapsed.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Applies the migrations this build knows and the file lacks, each in its own transaction.
@@ -153,7 +212,14 @@ fn migrate(conn: &Connection) -> StoreResult<()> {
     Ok(())
 }
 
-fn writer(conn: Connection, jobs: mpsc::Receiver<Job>) {
+/// Which file a path names now (device and inode), if any.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+fn writer(conn: Connection, path: PathBuf, jobs: mpsc::Receiver<Job>) {
+    let opened = identity(&path);
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -177,7 +243,22 @@ fn writer(conn: Connection, jobs: mpsc::Receiver<Job>) {
             }
             replies.push(reply);
         }
-        let commit_error = if in_transaction {
+        // A store file deleted, or replaced (a backup restored with `mv`), while the hub runs:
+        // SQLite would go on writing to the file no path names any more, and everything
+        // acknowledged from then on would be lost at the next start. Nothing is committed.
+        let moved = (identity(&path) != opened).then(|| {
+            StoreError(format!(
+                "sqlite: the store file {} was deleted or replaced while the hub ran; nothing \
+                 more is stored until the hub is restarted on it",
+                path.display()
+            ))
+        });
+        let commit_error = if let Some(moved) = moved {
+            if in_transaction {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            Some(moved)
+        } else if in_transaction {
             conn.execute_batch("COMMIT").err().map(|e| {
                 let _ = conn.execute_batch("ROLLBACK");
                 StoreError(format!("sqlite: cannot commit: {e}"))
@@ -210,7 +291,8 @@ fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
         message: row.get(9)?,
         settled_at: row.get(10)?,
         lease_until: row.get(11)?,
-    })
+    }
+    .sound())
 }
 
 /// `now + lease_ms` by this machine's clock (the store's, for a file only one hub uses).
@@ -250,7 +332,10 @@ impl SqliteStore {
         let (sender, receiver) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("user-questions-store".into())
-            .spawn(move || writer(conn, receiver))
+            .spawn({
+                let path = path.clone();
+                move || writer(conn, path, receiver)
+            })
             .map_err(|e| StoreError(format!("cannot start the store's thread: {e}")))?;
         Ok(SqliteStore {
             path,
@@ -312,8 +397,10 @@ impl SqliteStore {
             let ok = result.is_ok();
             let reply: Reply = Box::new(move |commit_error| {
                 let result = match (result, commit_error) {
-                    (Err(e), _) => Err(sql_error(e)),
-                    (Ok(_), Some(e)) => Err(e.clone()),
+                    // Nothing of the batch was committed: that says more than the work's own
+                    // error (a store file replaced under it errs in odd ways).
+                    (_, Some(e)) => Err(e.clone()),
+                    (Err(e), None) => Err(sql_error(e)),
                     (Ok(v), None) => Ok(v),
                 };
                 let _ = tx.send(result);
@@ -404,7 +491,9 @@ impl Store for SqliteStore {
                 "SELECT {COLUMNS} FROM asks WHERE status = 'pending' ORDER BY ticket"
             ))?;
             let rows = statement.query_map([], record)?;
-            rows.collect()
+            // A damaged row reads as failed (`AskRecord::sound`): not listed.
+            rows.filter(|r| r.as_ref().map_or(true, |r| r.status == Status::Pending))
+                .collect()
         })
     }
 

@@ -110,6 +110,45 @@ pub struct AskRecord {
     pub lease_until: Option<i64>,
 }
 
+impl AskRecord {
+    /// This record as a hub serves it. A hub stores only JSON it checked; a row that holds
+    /// something else — a damaged or hand-edited store: `questions` not a JSON array, an
+    /// answered ask's `answer` not a JSON object — reads as `failed`, its message naming the
+    /// damage, so that one such row can neither break the listing of every question nor an
+    /// asker's status body. (The schema refuses a status no hub writes.)
+    pub fn sound(mut self) -> AskRecord {
+        let questions_sound = is_json(&self.questions, b'[');
+        let damaged = if !questions_sound {
+            Some("questions are")
+        } else if self.status == Status::Answered
+            && !self.answer.as_deref().is_some_and(|a| is_json(a, b'{'))
+        {
+            Some("answer is")
+        } else {
+            None
+        };
+        if let Some(what) = damaged {
+            self.status = Status::Failed;
+            self.answer = None;
+            self.message = Some(format!(
+                "the hub's store holds question {} damaged (its {what} not the JSON a hub writes)",
+                self.ticket
+            ));
+            if !questions_sound {
+                self.questions = "[]".to_owned();
+            }
+            self.settled_at = Some(self.settled_at.unwrap_or(self.asked_at));
+        }
+        self
+    }
+}
+
+/// Whether `text` is one JSON value that starts with `open` (`[` or `{`).
+fn is_json(text: &str, open: u8) -> bool {
+    text.trim_start().as_bytes().first() == Some(&open)
+        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
 /// A new ask to store.
 #[derive(Clone, Debug)]
 pub struct NewAsk {

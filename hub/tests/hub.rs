@@ -1691,3 +1691,51 @@ fn a_request_whose_client_half_closed_is_answered() {
     assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
     assert!(out.ends_with(r#"{"status":"pending"}"#), "{out:?}");
 }
+
+/// A store holding rows no hub wrote (damaged, or edited by hand): the hub starts, lists the
+/// sound questions as valid JSON, tells an asker of a damaged one that it failed, and writes
+/// a time past what RFC 3339 can hold as its last instant (it panicked formatting it).
+#[test]
+fn a_hub_on_a_store_with_damaged_rows_starts_and_serves_the_sound_ones() {
+    let mut f = fixture();
+    let sound = f.post_ask(ask_body("sound"));
+    let path = f.store.strip_prefix("sqlite:").unwrap().to_owned();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO asks (questions, key, asked_at) VALUES ('not json', 'k1', 1000);
+               INSERT INTO asks (questions, key, asked_at, status, answer, settled_at)
+                   VALUES ('[{"id":"a","question":"?"}]', 'k2', 1000, 'answered', '{"answers":', 4102444800000);
+               INSERT INTO asks (questions, key, asked_at, expires_at, timeout_ms)
+                   VALUES ('[{"id":"far","question":"Far?"}]', 'k3', 253402300800000, 253402300800000, 1000);"#,
+        )
+        .unwrap();
+    }
+    f.crash_and_restart(|_| {});
+    let (status, listing) = f.get("/api/v1/questions");
+    assert_eq!(status, StatusCode::OK, "{listing}");
+    let tickets: Vec<u64> = listing["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["ticket"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tickets, vec![sound, sound + 3]);
+    let far = &listing["pending"][1];
+    assert_eq!(far["askedAt"], "9999-12-31T23:59:59.999Z");
+    assert_eq!(far["expiresAt"], "9999-12-31T23:59:59.999Z");
+    for (ticket, what) in [(sound + 1, "questions are"), (sound + 2, "answer is")] {
+        let (status, body) = f.get(&format!("/api/v1/asks/{ticket}"));
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            json!({"status": "failed", "message": format!("the hub's store holds question {ticket} damaged (its {what} not the JSON a hub writes)")})
+        );
+    }
+    // The sound question is answered as ever.
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{sound}/answer"),
+        answer_body("sound", "A"),
+    );
+    assert_eq!(status, StatusCode::OK);
+}

@@ -415,3 +415,134 @@ fn a_request_id_returns_the_ask_its_first_post_stored() {
     let b = ticket(block_on(store.create(new_ask(None, None))).unwrap());
     assert_eq!((a, b), (first + 2, first + 3));
 }
+
+/// Writes rows by hand, as a damaged or hand-edited store would hold them.
+fn write_rows(path: &std::path::Path, sql: &str) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(sql).unwrap();
+}
+
+/// A row whose JSON is not what a hub writes reads as failed, naming the damage, and is not
+/// listed as pending; the sound rows around it read as ever.
+#[test]
+fn a_damaged_row_reads_as_failed_and_is_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let sound = ticket(block_on(store.create(new_ask(Some("k"), None))).unwrap());
+    drop(store);
+    write_rows(
+        &path,
+        r#"INSERT INTO asks (questions, asked_at) VALUES ('not json', 1000);
+           INSERT INTO asks (questions, asked_at) VALUES ('{"id":"a"}', 1000);
+           INSERT INTO asks (questions, asked_at, status, answer, settled_at)
+               VALUES ('[{"id":"a","question":"?"}]', 1000, 'answered', 'garbage', 2000);"#,
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    let pending = block_on(store.pending()).unwrap();
+    assert_eq!(
+        pending.iter().map(|r| r.ticket).collect::<Vec<_>>(),
+        vec![sound]
+    );
+    let damage = [
+        (sound + 1, "questions are"),
+        (sound + 2, "questions are"),
+        (sound + 3, "answer is"),
+    ];
+    for (t, what) in damage {
+        let record = block_on(store.get(t)).unwrap().unwrap();
+        assert_eq!(record.status, Status::Failed, "{record:?}");
+        assert_eq!(record.answer, None);
+        assert_eq!(
+            record.message.as_deref(),
+            Some(
+                format!(
+                    "the hub's store holds question {t} damaged (its {what} not the JSON a hub writes)"
+                )
+                .as_str()
+            )
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&record.questions).is_ok());
+    }
+}
+
+/// A new store file, and the files SQLite keeps beside it, can be read by their owner only.
+#[test]
+fn a_new_store_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = SqliteStore::open(&path).unwrap();
+    block_on(store.create(new_ask(None, None))).unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let file = dir.path().join(format!("s.db{suffix}"));
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
+    // A file that is there already keeps its mode.
+    drop(store);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    drop(SqliteStore::open(&path).unwrap());
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
+/// A SQLite database of something else is refused, naming its tables, and left as it was.
+#[test]
+fn a_database_of_something_else_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    write_rows(
+        &path,
+        "CREATE TABLE asks (id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE users (name TEXT);",
+    );
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(
+        error.0,
+        format!(
+            "cannot open the store {}: it is a database of something else (tables asks, users; a hub's store has schema_migrations)",
+            path.display()
+        )
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete", "not switched to WAL");
+    let tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_migrations'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 0);
+}
+
+/// A store file deleted or replaced while the store is open: nothing more is acknowledged
+/// (SQLite would write on to a file no path names), every operation fails naming it.
+#[test]
+fn a_store_file_deleted_or_replaced_while_open_stores_nothing_more() {
+    for replace in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).unwrap();
+        let first = ticket(block_on(store.create(new_ask(None, None))).unwrap());
+        let aside = dir.path().join("aside.db");
+        std::fs::rename(&path, &aside).unwrap();
+        if replace {
+            // A backup put back with `mv`: another file at the same path.
+            drop(SqliteStore::open(&path).unwrap());
+        }
+        let error = block_on(store.create(new_ask(None, None))).unwrap_err();
+        assert_eq!(
+            error.0,
+            format!(
+                "sqlite: the store file {} was deleted or replaced while the hub ran; nothing more is stored until the hub is restarted on it",
+                path.display()
+            )
+        );
+        assert!(block_on(store.get(first)).is_err());
+        assert!(block_on(store.pending()).is_err());
+    }
+}
