@@ -13,6 +13,7 @@
 //! notification, which is not data, costs no flush. A notification never precedes its change.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -119,6 +120,11 @@ struct Connection {
 }
 
 impl Connection {
+    /// [`prepare`](Self::prepare) within [`OPERATION_TIMEOUT`].
+    async fn answering(client: Client) -> Result<Connection, Unopened> {
+        in_time(Connection::prepare(client), "answer", OPERATION_TIMEOUT).await
+    }
+
     async fn prepare(client: Client) -> Result<Connection, tokio_postgres::Error> {
         Ok(Connection {
             create: client
@@ -245,10 +251,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// takes the connection and never answers (frozen, or not PostgreSQL) is given up on.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Why a connection did not open: the driver's error, or no complete handshake in time.
+/// How long one store operation may wait for the database (a server that stops answering —
+/// frozen, or a network that drops everything — fails requests instead of holding them).
+const OPERATION_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_secs(1)
+} else {
+    Duration::from_secs(30)
+};
+
+/// Why a connection did not open: the driver's error, or no answer in time (what was not
+/// done).
 enum Unopened {
     Driver(tokio_postgres::Error),
-    Silent,
+    Silent(&'static str, Duration),
 }
 
 impl From<tokio_postgres::Error> for Unopened {
@@ -261,11 +276,9 @@ impl fmt::Display for Unopened {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Unopened::Driver(e) => f.write_str(&describe(e)),
-            Unopened::Silent => write!(
-                f,
-                "the server did not complete the connection within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            ),
+            Unopened::Silent(what, limit) => {
+                write!(f, "the server did not {what} within {} s", limit.as_secs())
+            }
         }
     }
 }
@@ -281,10 +294,41 @@ async fn connect_to(
     Unopened,
 > {
     let config: tokio_postgres::Config = url.parse()?;
-    match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await {
-        Ok(connected) => Ok(connected?),
-        Err(_) => Err(Unopened::Silent),
+    in_time(
+        config.connect(NoTls),
+        "complete the connection",
+        CONNECT_TIMEOUT,
+    )
+    .await
+}
+
+/// `work`'s outcome, or [`Unopened::Silent`] when it takes longer than `limit`.
+async fn in_time<T>(
+    work: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    what: &'static str,
+    limit: Duration,
+) -> Result<T, Unopened> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(done) => Ok(done?),
+        Err(_) => Err(Unopened::Silent(what, limit)),
     }
+}
+
+/// A store operation that fails when the database does not answer within
+/// [`OPERATION_TIMEOUT`].
+fn within<'a, T: Send + 'a>(
+    work: impl Future<Output = StoreResult<T>> + Send + 'a,
+) -> StoreFuture<'a, T> {
+    Box::pin(async move {
+        tokio::time::timeout(OPERATION_TIMEOUT, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(StoreError(format!(
+                    "postgres: the database did not answer within {} s",
+                    OPERATION_TIMEOUT.as_secs()
+                )))
+            })
+    })
 }
 
 /// Opens a connection whose I/O runs on its own task; the client.
@@ -319,12 +363,10 @@ async fn open_listener(
             }
         }
     });
-    client
-        .batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
-        .await?;
-    let notify = client
-        .prepare(&format!("SELECT pg_notify('{CHANNEL}', $1)::text"))
-        .await?;
+    let listen = format!("SET synchronous_commit = off; LISTEN {CHANNEL}");
+    in_time(client.batch_execute(&listen), "answer", OPERATION_TIMEOUT).await?;
+    let notify = format!("SELECT pg_notify('{CHANNEL}', $1)::text");
+    let notify = in_time(client.prepare(&notify), "answer", OPERATION_TIMEOUT).await?;
     Ok((Notifier { client, notify }, driver))
 }
 
@@ -398,22 +440,14 @@ impl PostgresStore {
         let cannot =
             |e: Unopened| StoreError(format!("cannot open the store {}: {e}", redact(url)));
         let first = open_client(url).await.map_err(cannot)?;
-        migrate(&first)
+        within(migrate(&first))
             .await
             .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", redact(url))))?;
         let mut slots = Vec::with_capacity(CONNECTIONS);
-        slots.push(
-            Connection::prepare(first)
-                .await
-                .map_err(|e| cannot(e.into()))?,
-        );
+        slots.push(Connection::answering(first).await.map_err(cannot)?);
         while slots.len() < CONNECTIONS {
             let client = open_client(url).await.map_err(cannot)?;
-            slots.push(
-                Connection::prepare(client)
-                    .await
-                    .map_err(|e| cannot(e.into()))?,
-            );
+            slots.push(Connection::answering(client).await.map_err(cannot)?);
         }
         let (sender, changes) = mpsc::unbounded_channel();
         let (notifier, driver) = open_listener(url, sender.clone()).await.map_err(cannot)?;
@@ -474,11 +508,7 @@ impl PostgresStore {
         let cannot =
             |e: Unopened| StoreError(format!("cannot reach the store {}: {e}", redact(&self.url)));
         let client = open_client(&self.url).await.map_err(cannot)?;
-        let fresh = Arc::new(
-            Connection::prepare(client)
-                .await
-                .map_err(|e| cannot(e.into()))?,
-        );
+        let fresh = Arc::new(Connection::answering(client).await.map_err(cannot)?);
         *lock(&slot.current) = fresh.clone();
         Ok(fresh)
     }
@@ -592,7 +622,7 @@ async fn migrate(client: &Client) -> StoreResult<()> {
 
 impl Store for PostgresStore {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
-        Box::pin(async move {
+        within(async move {
             // A key already held: that ask, found before inserting — an `INSERT … ON CONFLICT
             // DO NOTHING` would use up a ticket number, and a number never issued must stay
             // 404 `NOT_PENDING` (§20), not pass for a settled ask's.
@@ -637,7 +667,7 @@ impl Store for PostgresStore {
     }
 
     fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let row = c
                 .client
@@ -650,7 +680,7 @@ impl Store for PostgresStore {
 
     fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
         let key = key.to_owned();
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let row = c
                 .client
@@ -662,7 +692,7 @@ impl Store for PostgresStore {
     }
 
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let rows = c.client.query(&c.pending, &[]).await.map_err(pg_error)?;
             // A damaged row reads as failed (`AskRecord::sound`): not listed.
@@ -675,7 +705,7 @@ impl Store for PostgresStore {
     }
 
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
-        Box::pin(async move {
+        within(async move {
             let ticket = ticket as i64;
             let requested = settlement.status;
             let c = self.client().await?;
@@ -707,7 +737,7 @@ impl Store for PostgresStore {
     }
 
     fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let row = c
                 .client
@@ -721,7 +751,7 @@ impl Store for PostgresStore {
     }
 
     fn purge(&self, before: i64) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             c.client
                 .execute(&c.purge, &[&before])
@@ -731,7 +761,7 @@ impl Store for PostgresStore {
     }
 
     fn renew(&self, ticket: u64, lease_ms: u64) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let row = c
                 .client
@@ -743,7 +773,7 @@ impl Store for PostgresStore {
     }
 
     fn renew_all(&self, lease_ms: u64) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             c.client
                 .execute(&c.renew_all, &[&millis(lease_ms)])
@@ -753,7 +783,7 @@ impl Store for PostgresStore {
     }
 
     fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let rows = c.client.query(&c.lapse, &[&at]).await.map_err(pg_error)?;
             let tickets: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
@@ -765,7 +795,7 @@ impl Store for PostgresStore {
     }
 
     fn last_ticket(&self) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let row = c
                 .client
@@ -778,7 +808,7 @@ impl Store for PostgresStore {
     }
 
     fn pending_deadlines(&self) -> StoreFuture<'_, Vec<(u64, Option<i64>)>> {
-        Box::pin(async move {
+        within(async move {
             let c = self.client().await?;
             let rows = c
                 .client
@@ -849,6 +879,43 @@ mod tests {
             error.0,
             format!(
                 "cannot open the store postgres://uq:…@127.0.0.1:{port}/db: the server did not complete the connection within 10 s"
+            )
+        );
+        held.abort();
+    }
+
+    /// A server that completes the handshake and then answers nothing more (frozen): opening
+    /// the store gives up on its first statement instead of waiting for good.
+    #[tokio::test]
+    async fn a_server_that_stops_answering_after_the_handshake_is_given_up_on() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let frozen = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = frozen.local_addr().unwrap().port();
+        let held = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            while let Ok((mut socket, _)) = frozen.accept().await {
+                // The startup message (its length first), then AuthenticationOk and
+                // ReadyForQuery; nothing after.
+                let mut length = [0u8; 4];
+                socket.read_exact(&mut length).await.unwrap();
+                let mut startup = vec![0u8; u32::from_be_bytes(length) as usize - 4];
+                socket.read_exact(&mut startup).await.unwrap();
+                socket
+                    .write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I")
+                    .await
+                    .unwrap();
+                kept.push(socket);
+            }
+        });
+        let url = format!("postgres://uq@127.0.0.1:{port}/db");
+        let error = tokio::time::timeout(CONNECT_TIMEOUT, PostgresStore::connect(&url))
+            .await
+            .expect("connect gives up by itself")
+            .unwrap_err();
+        assert_eq!(
+            error.0,
+            format!(
+                "cannot migrate the store {url}: postgres: the database did not answer within 1 s"
             )
         );
         held.abort();
