@@ -93,6 +93,10 @@ describe('the question page', () => {
     const ticket = await ticketOf(page, PKG.question);
     const b = batch(page, ticket);
     assert.equal(await page.title(), '(1) user-questions');
+    // A screen reader is told (in a polite live region) that a question came.
+    assert.equal(await page.locator('#announce[aria-live=polite]').textContent(), `New question: Package: ${PKG.question}`);
+    const box = await page.locator('#announce').boundingBox();
+    assert.ok(box.width <= 1 && box.height <= 1, `not shown (${JSON.stringify(box)})`);
     assert.equal(await b.locator('.tag').textContent(), 'Package');
     assert.equal(await b.locator('.question-text').textContent(), PKG.question);
     assert.equal(await b.locator('.detail').textContent(), PKG.detail);

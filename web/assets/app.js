@@ -457,6 +457,8 @@ function addBatch(p) {
   lastTicket = Math.max(lastTicket, p.ticket);
   if (after !== undefined) $('batches').insertBefore(b.section, batches.get(after).section);
   else $('batches').append(b.section);
+  // Said to a screen reader (the page's title and list change silently).
+  $('announce').textContent = `New question: ${shortText(p)}`;
   refreshCount();
   showCountdown(b, Date.now() + skew);
 }
