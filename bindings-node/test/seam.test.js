@@ -243,6 +243,38 @@ test('a journal records every ask as JSON lines', async () => {
   }
 })
 
+/** How many of this process's descriptors are open on `file`. */
+function descriptorsOn(file) {
+  let count = 0
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`) === file) count++
+    } catch {}
+  }
+  return count
+}
+
+test('a disposed context lets its journal file go once no ask waits, long before it is collected', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-journal-'))
+  try {
+    const file = path.join(dir, 'asks.jsonl')
+    const ctx = new Context({ journal: file })
+    ctx.userQuestions.registerProvider(new QuestionInbox())
+    const waiting = ctx.userQuestions.ask({ questions: Q })
+    assert.equal(descriptorsOn(file), 1)
+    ctx.dispose()
+    await assert.rejects(waiting, { code: 'ASK_ABORTED' })
+    // The context is still referenced (here, and in a host until the garbage collector runs).
+    assert.equal(descriptorsOn(file), 0)
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    assert.deepEqual(lines.map((l) => [l.event, l.ask]), [['asked', 1], ['settled', 1]])
+    assert.equal(lines[1].outcome, 'aborted')
+    assert.ok(ctx)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('asks refused before the core can read them are numbered and journaled like any refused ask', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-journal-'))
   try {

@@ -27,6 +27,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::foreign::{self, Job, RelayLease};
 use crate::provider::{asyncio, running_loop};
@@ -44,7 +45,10 @@ struct Driver {
     /// The thread that runs `event_loop`: a wake there schedules with `call_soon` (no
     /// self-pipe write and read); other threads use `call_soon_threadsafe`.
     loop_thread: ThreadId,
-    asyncio_future: Py<PyAny>,
+    /// The asyncio future to complete; let go once completed or withdrawn, so that nothing
+    /// of Rust's keeps it (and through its outcome an exception's traceback and frames) alive:
+    /// the [`PendingAsk`] holds its own reference, which the garbage collector sees.
+    asyncio_future: Mutex<Option<Py<PyAny>>>,
     /// The callable that polls (the `PendingAsk`); dropped when the future is done, ending
     /// the cycle driver → pending ask → driver.
     step: Mutex<Option<Py<PendingAsk>>>,
@@ -200,7 +204,13 @@ impl Driver {
     }
 
     fn complete(&self, py: Python<'_>, completion: Completion) {
-        let future = self.asyncio_future.bind(py);
+        let Some(future) = relock(&self.asyncio_future).take() else {
+            // Withdrawn: the outcome goes nowhere.
+            drop(completion);
+            self.release(py);
+            return;
+        };
+        let future = future.bind(py);
         let set = match completion(py) {
             Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
             Err(err) => future.call_method1(intern!(py, "set_exception"), (err.into_value(py),)),
@@ -226,6 +236,8 @@ impl Driver {
         if let Some(relay) = relay {
             relay.release(py);
         }
+        let asyncio_future = relock(&self.asyncio_future).take();
+        drop(asyncio_future);
     }
 }
 
@@ -265,6 +277,8 @@ impl Wake for Driver {
 #[pyclass(module = "user_questions._native", name = "_PendingAsk", frozen)]
 pub(crate) struct PendingAsk {
     driver: Arc<Driver>,
+    /// The asyncio future of the outcome (the driver lets its own reference go once done).
+    future: Py<PyAny>,
 }
 
 #[pymethods]
@@ -276,13 +290,19 @@ impl PendingAsk {
     /// The asyncio future (of the asker's loop) that completes with the outcome.
     #[getter]
     fn future(&self, py: Python<'_>) -> Py<PyAny> {
-        self.driver.asyncio_future.clone_ref(py)
+        self.future.clone_ref(py)
     }
 
     /// Withdraws the ask unless it settled (its provider's signal fires, §4): for an asker
     /// that stops waiting. Its future is left as it is. Idempotent; on the loop's thread.
     fn withdraw(&self, py: Python<'_>) {
         self.driver.release(py);
+    }
+
+    /// The asyncio future, for the garbage collector: a frame that keeps this pending ask,
+    /// whose future's exception's traceback keeps that frame, is a cycle it can free.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.future)
     }
 }
 
@@ -333,7 +353,7 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         scheduled: AtomicBool::new(false),
         event_loop: event_loop.unbind(),
         loop_thread: thread::current().id(),
-        asyncio_future: asyncio_future.clone().unbind(),
+        asyncio_future: Mutex::new(Some(asyncio_future.clone().unbind())),
         step: Mutex::new(None),
         relay: Mutex::new(relay),
     });
@@ -341,6 +361,7 @@ fn drive_on(event_loop: Bound<'_, PyAny>, future: SeamFuture) -> PyResult<Bound<
         py,
         PendingAsk {
             driver: driver.clone(),
+            future: asyncio_future.unbind(),
         },
     )?;
     *relock(&driver.step) = Some(pending.clone().unbind());

@@ -8,7 +8,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -32,13 +32,28 @@ pub(crate) fn outcome_of(
     }
 }
 
-/// An open journal file.
+/// A journal file: open while its context may write to it. Once the context is disposed
+/// ([`close_when_idle`](Journal::close_when_idle)) it is closed as soon as no ask of it is
+/// waiting, so that a host making a context per session does not keep a descriptor per
+/// disposed context until a garbage collector frees it; a line written after that (an ask
+/// refused by the disposed context) opens it for that line only.
 pub(crate) struct Journal {
     path: PathBuf,
-    file: Mutex<Option<File>>,
+    file: Mutex<FileState>,
+    /// Asks recorded `asked` and not yet `settled` ([`AskRecord`]s alive).
+    waiting: AtomicUsize,
+    closing: AtomicBool,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     first_error_taken: AtomicBool,
+}
+
+enum FileState {
+    Open(File),
+    /// The file could not be opened: every line counts as a failed write.
+    Unopened,
+    /// Closed once its context was disposed and no ask waited.
+    Closed,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,16 +109,36 @@ impl Journal {
     pub(crate) fn open(path: &Path) -> Journal {
         let journal = Journal {
             path: path.to_owned(),
-            file: Mutex::new(None),
+            file: Mutex::new(FileState::Unopened),
+            waiting: AtomicUsize::new(0),
+            closing: AtomicBool::new(false),
             errors: AtomicU64::new(0),
             first_error: Mutex::new(None),
             first_error_taken: AtomicBool::new(false),
         };
         match OpenOptions::new().append(true).create(true).open(path) {
-            Ok(file) => *relock(&journal.file) = Some(file),
+            Ok(file) => *relock(&journal.file) = FileState::Open(file),
             Err(e) => journal.record_error(&e),
         }
         journal
+    }
+
+    /// Its context is disposed: the file is closed now if no ask waits, else when the last
+    /// waiting ask has written `settled`.
+    pub(crate) fn close_when_idle(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.close_if_idle();
+    }
+
+    fn close_if_idle(&self) {
+        if !self.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut file = relock(&self.file);
+        // Checked under the lock: an ask recorded meanwhile keeps the file open.
+        if self.waiting.load(Ordering::SeqCst) == 0 && matches!(*file, FileState::Open(_)) {
+            *file = FileState::Closed;
+        }
     }
 
     fn record_error(&self, error: &std::io::Error) {
@@ -123,9 +158,15 @@ impl Journal {
         };
         text.push('\n');
         let mut file = relock(&self.file);
-        let result = match file.as_mut() {
-            Some(file) => file.write_all(text.as_bytes()),
-            None => Err(std::io::Error::other("the file could not be opened")),
+        let result = match &mut *file {
+            FileState::Open(file) => file.write_all(text.as_bytes()),
+            FileState::Unopened => Err(std::io::Error::other("the file could not be opened")),
+            // Closed after its context was disposed: opened for this line only.
+            FileState::Closed => OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&self.path)
+                .and_then(|mut once| once.write_all(text.as_bytes())),
         };
         drop(file);
         if let Err(e) = result {
@@ -204,15 +245,33 @@ impl Journal {
     }
 }
 
-/// The journal record of one ask that reached its provider: writes `settled` once.
+/// The journal record of one ask that reached its provider: writes `settled` once. While it
+/// lives the journal's file stays open.
 pub(crate) struct AskRecord {
-    pub(crate) journal: std::sync::Arc<Journal>,
-    pub(crate) ask: u64,
-    pub(crate) asked_at: Instant,
+    journal: std::sync::Arc<Journal>,
+    ask: u64,
+    asked_at: Instant,
 }
 
 impl AskRecord {
+    /// The record of ask number `ask`, `asked` just now.
+    pub(crate) fn new(journal: std::sync::Arc<Journal>, ask: u64) -> AskRecord {
+        journal.waiting.fetch_add(1, Ordering::SeqCst);
+        AskRecord {
+            journal,
+            ask,
+            asked_at: Instant::now(),
+        }
+    }
+
     pub(crate) fn settled(self, result: &Result<AskUserQuestionAnswer, UserQuestionError>) {
         self.journal.settled(self.ask, self.asked_at, result);
+    }
+}
+
+impl Drop for AskRecord {
+    fn drop(&mut self) {
+        self.journal.waiting.fetch_sub(1, Ordering::SeqCst);
+        self.journal.close_if_idle();
     }
 }

@@ -10,7 +10,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
-use std::time::Instant;
 
 use futures::task::AtomicWaker;
 
@@ -235,6 +234,10 @@ impl UserQuestionService {
         if let Some(registration) = current {
             registration.disposed.abort();
         }
+        // Its file closes once the asks just withdrawn have written their `settled`.
+        if let Some(journal) = self.inner.journal() {
+            journal.close_when_idle();
+        }
     }
 
     /// Asks the registered provider and waits for the answer.
@@ -268,11 +271,7 @@ impl UserQuestionService {
                         &request.questions,
                         timeout_ms,
                     );
-                    AskRecord {
-                        journal,
-                        ask,
-                        asked_at: Instant::now(),
-                    }
+                    AskRecord::new(journal, ask)
                 });
                 Ok(PendingAsk::begin(
                     registration,

@@ -8,7 +8,7 @@ use futures::executor::block_on;
 use serde_json::Value;
 use user_questions::{
     AskUserQuestionItem, AskUserQuestionRequest, AutoPolicy, AutoResponder, Context, ErrorCode,
-    parse_questions,
+    QuestionInbox, parse_questions,
 };
 
 fn questions() -> Vec<AskUserQuestionItem> {
@@ -186,4 +186,63 @@ fn the_settled_line_is_on_disk_before_the_asker_sees_the_answer() {
     let last = lines(&path).pop().unwrap();
     assert_eq!(last["event"], "settled");
     assert_eq!(last["outcome"], "cancelled");
+}
+
+/// How many of this process's descriptors are open on `path`.
+fn descriptors_on(path: &std::path::Path) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target == path)
+        .count()
+}
+
+/// A disposed context lets its journal file go as soon as no ask of it waits — the ask it
+/// withdrew has written `settled` first — even while the context itself is still held (a
+/// garbage-collected host frees it late); a line written later (an ask the disposed context
+/// refuses) is still on the record.
+#[test]
+fn a_disposed_context_closes_its_journal_once_no_ask_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let ctx = Context::with_journal(&path);
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let pending = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    assert_eq!(descriptors_on(&path), 1);
+    ctx.user_questions().dispose();
+    // The withdrawn ask still holds the file until its settlement is written.
+    let withdrawn = block_on(pending).unwrap_err();
+    assert_eq!(withdrawn.code(), ErrorCode::AskAborted);
+    assert_eq!(descriptors_on(&path), 0, "closed, the context still held");
+    let refused = block_on(
+        ctx.user_questions()
+            .ask(AskUserQuestionRequest::new(questions())),
+    );
+    assert_eq!(refused.unwrap_err().code(), ErrorCode::NoProvider);
+    assert_eq!(descriptors_on(&path), 0);
+    let events: Vec<(u64, String)> = lines(&path)
+        .iter()
+        .map(|l| {
+            (
+                l["ask"].as_u64().unwrap(),
+                l["event"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            (1, "asked".to_owned()),
+            (1, "settled".to_owned()),
+            (2, "refused".to_owned())
+        ]
+    );
+    assert_eq!(ctx.user_questions().journal_errors(), 0);
 }

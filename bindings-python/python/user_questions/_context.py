@@ -69,6 +69,9 @@ async def _outcome(outcome: Union[Dict[str, Any], _native._PendingAsk]) -> Dict[
         return await outcome.future
     except BaseException:
         outcome.withdraw()
+        # The exception's traceback keeps this frame: without the pending ask in it, nothing
+        # loops back to the exception, and all of it is freed as soon as it is dropped.
+        del outcome
         raise
 
 
@@ -95,8 +98,10 @@ class UserQuestionService:
         try:
             return await outcome.future  # type: ignore[return-value]
         except BaseException:
-            # The task was cancelled (or this coroutine closed): withdraw before it goes on.
+            # The task was cancelled (or this coroutine closed): withdraw before it goes on;
+            # and drop the pending ask from this frame, which the traceback keeps (`_outcome`).
             outcome.withdraw()
+            del outcome
             raise
 
     def ask_blocking(self, request: RequestLike) -> Answer:
