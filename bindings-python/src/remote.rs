@@ -1,5 +1,5 @@
 //! The remote provider (§20), served natively: each ask is posted to a hub by the core's
-//! [`RemoteProvider`] from its own runtime's threads, which never touch Python (an outcome
+//! [`RemoteProvider`] from its runtime's thread (one for the process), which never touches Python (an outcome
 //! wakes the asker's event loop through `foreign.rs`).
 
 use std::sync::Arc;

@@ -88,7 +88,8 @@ pub unsafe extern "C" fn uq_register_web_provider(
 /// the hub. A hub that cannot be reached is retried for about 35 s, then the ask fails
 /// `UQ_PROVIDER_FAILED` naming its address; never past the ask's deadline. Only in a library
 /// built with the cargo feature `remote` (the default; `UQ_HAS_REMOTE` is defined then). The
-/// provider runs its own threads: the completion callbacks of its asks run there.
+/// provider's HTTP work runs on the library's remote thread (one for the process, shared by
+/// every remote provider): the completion callbacks of its asks run there.
 /// `*out_registration` receives its id, for `uq_unregister_provider`.
 ///
 /// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered;

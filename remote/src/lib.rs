@@ -43,15 +43,17 @@
 //! );
 //! ```
 //!
-//! The HTTP client (reqwest over rustls, no OpenSSL) runs on a small tokio runtime of the
-//! provider's own, on its own thread, shut down when the last clone is dropped. It only ever
-//! touches core types: a foreign host's objects are never reached from its threads.
+//! The HTTP client (reqwest over rustls, no OpenSSL) runs on a small tokio runtime, one
+//! worker thread shared by every provider of the process, started with the first and kept
+//! until the process ends; a provider's connections close when its last clone is dropped (or
+//! after 20 s idle). It only ever touches core types: a foreign host's objects are never
+//! reached from its threads.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::StatusCode;
@@ -100,7 +102,6 @@ struct Conn {
 struct Inner {
     conn: Arc<Conn>,
     handle: tokio::runtime::Handle,
-    runtime: Mutex<Option<tokio::runtime::Runtime>>,
 }
 
 impl Drop for Inner {
@@ -110,15 +111,31 @@ impl Drop for Inner {
         while self.conn.withdrawing.load(Ordering::SeqCst) > 0 && started.elapsed() < DROP_GRACE {
             std::thread::sleep(Duration::from_millis(5));
         }
-        if let Some(runtime) = self
-            .runtime
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            runtime.shutdown_background();
-        }
     }
+}
+
+/// How long a connection to a hub may sit unused before it is closed (below the hub's 30 s,
+/// after which it would close it from its side).
+const POOL_IDLE: Duration = Duration::from_secs(20);
+
+/// The runtime every provider's HTTP client runs on: one worker thread for the process,
+/// started with the first provider and kept until the process ends. (A runtime per provider
+/// was a thread and descriptors per provider, until the host freed it — for a garbage-
+/// collected host, whenever that happened.)
+fn shared_runtime() -> std::result::Result<&'static tokio::runtime::Runtime, String> {
+    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
+        OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .thread_name("user-questions-remote")
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// A provider that asks through a hub (§20). Cheap to clone; clones share one client.
@@ -168,16 +185,13 @@ impl RemoteProviderBuilder {
         let internal = |what: &str, e: &dyn std::fmt::Display| {
             UserQuestionError::new(ErrorCode::Internal, format!("cannot start {what}: {e}"))
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .thread_name("user-questions-remote")
-            .build()
-            .map_err(|e| internal("the remote provider's runtime", &e))?;
+        let runtime =
+            shared_runtime().map_err(|e| internal("the remote provider's runtime", &e))?;
         let client = {
             let _guard = runtime.enter();
             reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(5))
+                .pool_idle_timeout(POOL_IDLE)
                 .build()
                 .map_err(|e| internal("the remote provider's HTTP client", &e))?
         };
@@ -191,7 +205,6 @@ impl RemoteProviderBuilder {
                     withdrawing: AtomicUsize::new(0),
                 }),
                 handle: runtime.handle().clone(),
-                runtime: Mutex::new(Some(runtime)),
             }),
         })
     }
