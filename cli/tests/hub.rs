@@ -477,3 +477,61 @@ fn a_hub_that_cannot_start_leaves_no_store_file() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `sqlite:PATH` is a file name, never an SQLite URI: `sqlite:file:q.db` keeps its questions in
+/// the file `file:q.db` (made 0600), not in `q.db` beside an empty one.
+#[test]
+fn a_store_path_is_a_file_name_not_an_sqlite_uri() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(UQ)
+        .args([
+            "serve",
+            "--store",
+            "sqlite:file:q.db",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--token", TOKEN])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("open http://"), "{line}");
+    let addr = line["open http://".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (status, _) = http(
+        &addr,
+        "POST",
+        "/api/v1/asks",
+        r#"{"questions":[{"id":"a","question":"Kept?"}],"key":"k"}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 201);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!dir.path().join("q.db").exists(), "no q.db");
+    let store = dir.path().join("file:q.db");
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(holds(&store, "Kept?"), "the ask is in file:q.db");
+}
+
+/// Whether the SQLite file at `path` (or its WAL) holds `text` (this crate has no SQLite
+/// client; the question's text is stored as it is).
+fn holds(path: &std::path::Path, text: &str) -> bool {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    bytes.extend(std::fs::read(wal).unwrap_or_default());
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}

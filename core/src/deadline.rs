@@ -258,7 +258,9 @@ struct TimerState {
     heap: std::collections::BinaryHeap<TimerEntry>,
     /// Heap length after the last sweep of entries whose deadline is gone.
     swept_at: usize,
-    thread_started: bool,
+    /// The process whose timer thread runs: a process forked from it (`multiprocessing`, a
+    /// pre-forking server) has its memory but not its thread, and starts its own.
+    thread_of: Option<u32>,
 }
 
 fn timer() -> &'static Timer {
@@ -272,6 +274,13 @@ fn timer() -> &'static Timer {
 impl Timer {
     fn insert(&'static self, at: u64, deadline: Weak<DeadlineInner>) {
         let mut state = relock(&self.entries);
+        let pid = std::process::id();
+        if state.thread_of.is_some_and(|of| of != pid) {
+            // Forked: the entries are the parent's asks, whose hosts are not in this process.
+            state.heap.clear();
+            state.swept_at = 0;
+            state.thread_of = None;
+        }
         let earliest = state.heap.peek().is_none_or(|first| at < first.at);
         state.heap.push(TimerEntry { at, deadline });
         if state.heap.len() >= 2 * state.swept_at.max(512) {
@@ -279,14 +288,14 @@ impl Timer {
             state.heap.retain(|e| e.deadline.strong_count() > 0);
             state.swept_at = state.heap.len();
         }
-        if !state.thread_started {
-            state.thread_started = true;
+        if state.thread_of.is_none() {
+            state.thread_of = Some(pid);
             let spawned = std::thread::Builder::new()
                 .name("user-questions-deadlines".into())
                 .spawn(move || self.run());
             if spawned.is_err() {
                 // Without a timer thread no deadline can fire; try again on the next one.
-                state.thread_started = false;
+                state.thread_of = None;
             }
         }
         drop(state);

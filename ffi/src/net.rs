@@ -89,7 +89,9 @@ pub unsafe extern "C" fn uq_register_web_provider(
 /// `UQ_PROVIDER_FAILED` naming its address; never past the ask's deadline. Only in a library
 /// built with the cargo feature `remote` (the default; `UQ_HAS_REMOTE` is defined then). The
 /// provider's HTTP work runs on the library's remote thread (one for the process, shared by
-/// every remote provider): the completion callbacks of its asks run there.
+/// every remote provider): the completion callbacks of its asks run there, so a callback must
+/// not wait there for another remote ask (`uq_ask_wait` through any remote provider would
+/// never return); hand such work to a thread of your own.
 /// `*out_registration` receives its id, for `uq_unregister_provider`.
 ///
 /// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered;

@@ -259,6 +259,14 @@ const OPERATION_TIMEOUT: Duration = if cfg!(test) {
     Duration::from_secs(30)
 };
 
+/// How long migrating the schema may take at start, waiting for another hub's migration (an
+/// advisory lock) included: longer than one operation, a migration may rebuild a large table.
+const MIGRATION_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_secs(1)
+} else {
+    Duration::from_secs(300)
+};
+
 /// Why a connection did not open: the driver's error, or no answer in time (what was not
 /// done).
 enum Unopened {
@@ -319,15 +327,21 @@ async fn in_time<T>(
 fn within<'a, T: Send + 'a>(
     work: impl Future<Output = StoreResult<T>> + Send + 'a,
 ) -> StoreFuture<'a, T> {
+    within_for(OPERATION_TIMEOUT, work)
+}
+
+/// [`within`] another time.
+fn within_for<'a, T: Send + 'a>(
+    limit: Duration,
+    work: impl Future<Output = StoreResult<T>> + Send + 'a,
+) -> StoreFuture<'a, T> {
     Box::pin(async move {
-        tokio::time::timeout(OPERATION_TIMEOUT, work)
-            .await
-            .unwrap_or_else(|_| {
-                Err(StoreError(format!(
-                    "postgres: the database did not answer within {} s",
-                    OPERATION_TIMEOUT.as_secs()
-                )))
-            })
+        tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+            Err(StoreError(format!(
+                "postgres: the database did not answer within {} s",
+                limit.as_secs()
+            )))
+        })
     })
 }
 
@@ -440,7 +454,7 @@ impl PostgresStore {
         let cannot =
             |e: Unopened| StoreError(format!("cannot open the store {}: {e}", redact(url)));
         let first = open_client(url).await.map_err(cannot)?;
-        within(migrate(&first))
+        within_for(MIGRATION_TIMEOUT, migrate(&first))
             .await
             .map_err(|e| StoreError(format!("cannot migrate the store {}: {e}", redact(url))))?;
         let mut slots = Vec::with_capacity(CONNECTIONS);

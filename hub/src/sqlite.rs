@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use tokio::sync::oneshot;
 
 use crate::store::{
@@ -113,17 +113,33 @@ fn connect_made(path: &Path, sync: Sync) -> StoreResult<Connection> {
             one_line(&e.to_string())
         ))
     };
-    let conn = Connection::open(path).map_err(cannot)?;
+    // The path as a file name, never as an SQLite URI (`file:…`, which SQLite reads as one
+    // whatever the open flags say): the file made above and the one watched for the hub's
+    // claim and for replacement are the one SQLite opens.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let name = if path.as_os_str().as_encoded_bytes().starts_with(b"file:") {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
+    };
+    let conn = Connection::open_with_flags(&name, flags).map_err(cannot)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
-    // A database of something else is refused before anything in it changes.
+    // A database of something else is refused before anything in it changes: one with tables
+    // but not the hub's `schema_migrations` (other tools keep a table of that name too).
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(cannot)?;
-    if !tables.is_empty() && !tables.iter().any(|t| t == "schema_migrations") {
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('schema_migrations') ORDER BY cid")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(cannot)?;
+    if !tables.is_empty() && columns != ["version", "name", "applied_at"] {
         return Err(StoreError(format!(
             "cannot open the store {}: it is a database of something else (tables {}; a hub's \
-             store has schema_migrations)",
+             store has schema_migrations (version, name, applied_at))",
             path.display(),
             tables.join(", ")
         )));
@@ -219,7 +235,10 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 fn writer(conn: Connection, path: PathBuf, jobs: mpsc::Receiver<Job>) {
-    let opened = identity(&path);
+    // Watched by its absolute name: a host that changes its working directory has not moved
+    // the file. A file already gone when the store starts counts as moved.
+    let watched = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let opened = identity(&watched);
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -246,7 +265,7 @@ fn writer(conn: Connection, path: PathBuf, jobs: mpsc::Receiver<Job>) {
         // A store file deleted, or replaced (a backup restored with `mv`), while the hub runs:
         // SQLite would go on writing to the file no path names any more, and everything
         // acknowledged from then on would be lost at the next start. Nothing is committed.
-        let moved = (identity(&path) != opened).then(|| {
+        let moved = (opened.is_none() || identity(&watched) != opened).then(|| {
             StoreError(format!(
                 "sqlite: the store file {} was deleted or replaced while the hub ran; nothing \
                  more is stored until the hub is restarted on it",

@@ -487,36 +487,47 @@ fn a_new_store_is_private_to_its_owner() {
     assert_eq!(mode, 0o640);
 }
 
-/// A SQLite database of something else is refused, naming its tables, and left as it was.
+/// A SQLite database of something else is refused, naming its tables, and left as it was —
+/// also one with a `schema_migrations` table of another tool's (Rails, Ecto, dbmate keep one).
 #[test]
 fn a_database_of_something_else_is_refused_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("other.db");
-    write_rows(
-        &path,
-        "CREATE TABLE asks (id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE users (name TEXT);",
-    );
-    let error = SqliteStore::open(&path).unwrap_err();
-    assert_eq!(
-        error.0,
-        format!(
-            "cannot open the store {}: it is a database of something else (tables asks, users; a hub's store has schema_migrations)",
-            path.display()
-        )
-    );
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(mode, "delete", "not switched to WAL");
-    let tables: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_migrations'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(tables, 0);
+    for (name, schema, tables) in [
+        (
+            "other.db",
+            "CREATE TABLE asks (id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE users (name TEXT);",
+            "asks, users",
+        ),
+        (
+            "rails.db",
+            "CREATE TABLE schema_migrations (version TEXT PRIMARY KEY); CREATE TABLE users (name TEXT);",
+            "schema_migrations, users",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        write_rows(&path, schema);
+        let error = SqliteStore::open(&path).unwrap_err();
+        assert_eq!(
+            error.0,
+            format!(
+                "cannot open the store {}: it is a database of something else (tables {tables}; a hub's store has schema_migrations (version, name, applied_at))",
+                path.display()
+            )
+        );
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete", "{name}: not switched to WAL");
+        let count: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(count, 2, "{name}: no table added");
+    }
 }
 
 /// A store file deleted or replaced while the store is open: nothing more is acknowledged

@@ -53,7 +53,7 @@
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::StatusCode;
@@ -121,21 +121,28 @@ const POOL_IDLE: Duration = Duration::from_secs(20);
 /// The runtime every provider's HTTP client runs on: one worker thread for the process,
 /// started with the first provider and kept until the process ends. (A runtime per provider
 /// was a thread and descriptors per provider, until the host freed it — for a garbage-
-/// collected host, whenever that happened.)
-fn shared_runtime() -> std::result::Result<&'static tokio::runtime::Runtime, String> {
-    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
-        OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .thread_name("user-questions-remote")
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+/// collected host, whenever that happened.) A process forked from one that had started it
+/// (`multiprocessing`, a pre-forking server) starts its own: the parent's worker thread is
+/// not in the child, and the parent's runtime is left as it is there (dropping it would wait
+/// for that thread).
+fn shared_runtime() -> std::result::Result<tokio::runtime::Handle, String> {
+    // Every runtime made, with the process it runs in: a parent's stays listed (reachable, as
+    // it is in the parent) in the children forked from it.
+    static RUNTIMES: Mutex<Vec<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(Vec::new());
+    let pid = std::process::id();
+    let mut runtimes = RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, runtime)) = runtimes.iter().find(|(of, _)| *of == pid) {
+        return Ok(runtime.handle().clone());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_name("user-questions-remote")
+        .build()
+        .map_err(|e| e.to_string())?;
+    let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
+    runtimes.push((pid, runtime));
+    Ok(runtime.handle().clone())
 }
 
 /// A provider that asks through a hub (§20). Cheap to clone; clones share one client.
@@ -185,10 +192,9 @@ impl RemoteProviderBuilder {
         let internal = |what: &str, e: &dyn std::fmt::Display| {
             UserQuestionError::new(ErrorCode::Internal, format!("cannot start {what}: {e}"))
         };
-        let runtime =
-            shared_runtime().map_err(|e| internal("the remote provider's runtime", &e))?;
+        let handle = shared_runtime().map_err(|e| internal("the remote provider's runtime", &e))?;
         let client = {
-            let _guard = runtime.enter();
+            let _guard = handle.enter();
             reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(5))
                 .pool_idle_timeout(POOL_IDLE)
@@ -204,7 +210,7 @@ impl RemoteProviderBuilder {
                     outage_limit: self.outage_limit,
                     withdrawing: AtomicUsize::new(0),
                 }),
-                handle: runtime.handle().clone(),
+                handle,
             }),
         })
     }

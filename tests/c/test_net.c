@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* One HTTP/1.1 request on a new connection; returns the status (-1 when the connection
  * fails) and copies the body into `body` (NUL-terminated, truncated to `cap`). */
@@ -241,12 +243,72 @@ static void remote_unreachable_hub_settles_by_the_deadline(void) {
   uq_context_free(ctx);
 }
 
+/* A process forked from one whose remote providers already run (a pre-forking server, Python's
+ * multiprocessing) asks through a remote provider of its own: the parent's remote thread is not
+ * in the child, and the child's ask must still reach its end (here an unreachable hub: timed
+ * out by its deadline) instead of waiting on a thread that does not exist. */
+static void remote_works_in_a_forked_child(void) {
+  uq_context *parent = uq_context_new();
+  uint64_t reg = 0;
+  CHECK_CODE(uq_register_remote_provider(parent, "http://127.0.0.1:1", "t", &reg), UQ_OK);
+  int result[2];
+  CHECK(pipe(result) == 0);
+  fflush(stdout);
+  pid_t child = fork();
+  CHECK(child >= 0);
+  if (child == 0) {
+    /* The result goes through the pipe (a checker's verdict on the child's exit is not this
+     * test's); a hang is ended by SIGALRM, and the pipe then says nothing. */
+    close(result[0]);
+    alarm(60);
+    uq_context *ctx = uq_context_new();
+    int port = unused_port();
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    uint64_t own = 0;
+    uq_code code = uq_register_remote_provider(ctx, url, "t", &own);
+    char *json = NULL;
+    if (code == UQ_OK) {
+      code = uq_ask_wait(
+          ctx, "{\"questions\":[{\"id\":\"go\",\"question\":\"Proceed?\"}],\"timeoutMs\":300}",
+          NULL, NULL, &json);
+    }
+    char line[512];
+    int n = snprintf(line, sizeof line, "%d %s", (int)code, json ? json : "");
+    uq_string_free(json);
+    if (write(result[1], line, (size_t)n) != n) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  close(result[1]);
+  char got[512] = {0};
+  size_t have = 0;
+  ssize_t n;
+  while (have < sizeof got - 1 && (n = read(result[0], got + have, sizeof got - 1 - have)) > 0) {
+    have += (size_t)n;
+  }
+  close(result[0]);
+  int status = 0;
+  CHECK(waitpid(child, &status, 0) == child);
+  char want[16];
+  snprintf(want, sizeof want, "%d ", (int)UQ_ASK_TIMED_OUT);
+  CHECK(strncmp(got, want, strlen(want)) == 0);
+  CHECK_CONTAINS(got, "ASK_TIMED_OUT");
+  if (strncmp(got, want, strlen(want)) != 0) {
+    printf("  the forked child's ask: \"%s\" (status %d)\n", got, status);
+  }
+  CHECK_CODE(uq_unregister_provider(parent, reg), UQ_OK);
+  uq_context_free(parent);
+}
+
 int main(void) {
   web_bad_input();
   web_answered_over_http();
   web_context_free_withdraws();
   remote_bad_input();
   remote_unreachable_hub_settles_by_the_deadline();
+  remote_works_in_a_forked_child();
   if (failures) {
     printf("%d failure(s)\n", failures);
     return 1;

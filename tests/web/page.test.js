@@ -611,7 +611,7 @@ describe('the question page', () => {
     await context.close();
   });
 
-  it('says the program may have finished once it has been gone a while', async () => {
+  it('says the server may have stopped once it has been gone a while', async () => {
     const gone = await Server.start();
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -621,10 +621,10 @@ describe('the question page', () => {
     await gone.stop();
     await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection lost. Reconnecting…');
     await page.clock.fastForward(20000);
-    await page.waitForFunction(() => /may have finished/.test(document.getElementById('status').textContent), null, { timeout: 20000 });
+    await page.waitForFunction(() => /may have stopped/.test(document.getElementById('status').textContent), null, { timeout: 20000 });
     assert.equal(
       await page.locator('#status').textContent(),
-      'Cannot reach the program that asked: it may have finished. This page reconnects if it comes back.',
+      'Cannot reach the server (the program that asked, or the hub): it may have stopped. This page reconnects when it is back.',
     );
     await context.close();
   });

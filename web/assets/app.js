@@ -597,7 +597,7 @@ const LONG_LOST_MS = 15000;
 
 function lostText() {
   if (lostSince !== null && Date.now() - lostSince >= LONG_LOST_MS) {
-    return 'Cannot reach the program that asked: it may have finished. This page reconnects if it comes back.';
+    return 'Cannot reach the server (the program that asked, or the hub): it may have stopped. This page reconnects when it is back.';
   }
   return 'Connection lost. Reconnecting…';
 }
