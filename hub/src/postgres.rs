@@ -873,22 +873,46 @@ mod tests {
         assert!(!error.0.contains("hidden"), "{error}");
     }
 
-    /// A server that takes the connection and never answers is given up on, naming the store.
-    #[tokio::test]
-    async fn a_server_that_never_answers_the_handshake_is_given_up_on() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = silent.local_addr().unwrap().port();
+    /// A server on a free port that takes every connection and keeps it: silent from the start,
+    /// or (`handshake`) after answering the startup message with AuthenticationOk and
+    /// ReadyForQuery, as a database that froze then would. Its port, and the task to abort.
+    async fn holding_server(handshake: bool) -> (u16, tokio::task::JoinHandle<()>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
         let held = tokio::spawn(async move {
             let mut kept = Vec::new();
-            while let Ok((socket, _)) = silent.accept().await {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                if handshake {
+                    // The startup message (its length first); then the two replies.
+                    let mut length = [0u8; 4];
+                    socket.read_exact(&mut length).await.unwrap();
+                    let mut startup = vec![0u8; u32::from_be_bytes(length) as usize - 4];
+                    socket.read_exact(&mut startup).await.unwrap();
+                    socket
+                        .write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I")
+                        .await
+                        .unwrap();
+                }
                 kept.push(socket);
             }
         });
-        let url = format!("postgres://uq:secret@127.0.0.1:{port}/db");
-        let error = tokio::time::timeout(CONNECT_TIMEOUT * 3, PostgresStore::connect(&url))
+        (port, held)
+    }
+
+    /// Opening the store at `url` fails by itself (well within `CONNECT_TIMEOUT * 3`).
+    async fn refused(url: &str) -> StoreError {
+        tokio::time::timeout(CONNECT_TIMEOUT * 3, PostgresStore::connect(url))
             .await
             .expect("connect gives up by itself")
-            .unwrap_err();
+            .unwrap_err()
+    }
+
+    /// A server that takes the connection and never answers is given up on, naming the store.
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_handshake_is_given_up_on() {
+        let (port, held) = holding_server(false).await;
+        let error = refused(&format!("postgres://uq:secret@127.0.0.1:{port}/db")).await;
         assert_eq!(
             error.0,
             format!(
@@ -902,32 +926,10 @@ mod tests {
     /// the store gives up on its first statement instead of waiting for good.
     #[tokio::test]
     async fn a_server_that_stops_answering_after_the_handshake_is_given_up_on() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let frozen = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = frozen.local_addr().unwrap().port();
-        let held = tokio::spawn(async move {
-            let mut kept = Vec::new();
-            while let Ok((mut socket, _)) = frozen.accept().await {
-                // The startup message (its length first), then AuthenticationOk and
-                // ReadyForQuery; nothing after.
-                let mut length = [0u8; 4];
-                socket.read_exact(&mut length).await.unwrap();
-                let mut startup = vec![0u8; u32::from_be_bytes(length) as usize - 4];
-                socket.read_exact(&mut startup).await.unwrap();
-                socket
-                    .write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I")
-                    .await
-                    .unwrap();
-                kept.push(socket);
-            }
-        });
+        let (port, held) = holding_server(true).await;
         let url = format!("postgres://uq@127.0.0.1:{port}/db");
-        let error = tokio::time::timeout(CONNECT_TIMEOUT, PostgresStore::connect(&url))
-            .await
-            .expect("connect gives up by itself")
-            .unwrap_err();
         assert_eq!(
-            error.0,
+            refused(&url).await.0,
             format!(
                 "cannot migrate the store {url}: postgres: the database did not answer within 1 s"
             )
