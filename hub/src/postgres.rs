@@ -259,6 +259,14 @@ const OPERATION_TIMEOUT: Duration = if cfg!(test) {
     Duration::from_secs(30)
 };
 
+/// How long announcing one change may take (see [`PostgresStore::announce`]): shorter than an
+/// operation, as it follows one and its failure costs nothing but a later catch-up.
+const ANNOUNCE_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(250)
+} else {
+    Duration::from_secs(5)
+};
+
 /// How long migrating the schema may take at start, waiting for another hub's migration (an
 /// advisory lock) included: longer than one operation, a migration may rebuild a large table.
 const MIGRATION_TIMEOUT: Duration = if cfg!(test) {
@@ -487,23 +495,51 @@ impl PostgresStore {
         })
     }
 
-    /// Tells every hub (this one too) of a committed change. The change stands whether or not
-    /// this works; a failure is logged, and the other hubs catch up when they next compare
-    /// their view with the store (every few seconds, [`Change::Resync`]).
-    async fn announce(&self, change: &str) {
+    /// Tells every hub (this one too) of committed changes, in order. The changes stand whether
+    /// or not this works, and it never fails or holds up the operation that made them (whose
+    /// time limit it is not counted in): a failure is logged, the changes not yet announced
+    /// are dropped, and the other hubs catch up when they next compare their view with the
+    /// store (every few seconds, [`Change::Resync`]). A listening connection that stops
+    /// answering (frozen, not closed) is given [`ANNOUNCE_TIMEOUT`].
+    async fn announce(&self, changes: &[String]) {
         let notifier = lock(&self.notifier).clone();
-        let result = match notifier {
-            Some(n) => n
-                .client
-                .query_one(&n.notify, &[&change])
+        for (i, change) in changes.iter().enumerate() {
+            let result = match &notifier {
+                Some(n) => match tokio::time::timeout(
+                    ANNOUNCE_TIMEOUT,
+                    n.client.query_one(&n.notify, &[change]),
+                )
                 .await
-                .map(drop)
-                .map_err(|e| describe(&e)),
-            None => Err("the listening connection is reconnecting".to_owned()),
-        };
-        if let Err(e) = result {
-            eprintln!("user-questions hub: cannot announce {change} to other hubs: {e}");
+                {
+                    Ok(done) => done.map(drop).map_err(|e| describe(&e)),
+                    Err(_) => Err(format!(
+                        "the listening connection did not answer within {} ms",
+                        ANNOUNCE_TIMEOUT.as_millis()
+                    )),
+                },
+                None => Err("the listening connection is reconnecting".to_owned()),
+            };
+            if let Err(e) = result {
+                eprintln!(
+                    "user-questions hub: cannot announce {} to other hubs: {e}",
+                    changes[i..].join(", ")
+                );
+                return;
+            }
         }
+    }
+
+    /// A change: `work` within [`OPERATION_TIMEOUT`], giving its result and the changes it
+    /// committed, which are then announced ([`announce`](Self::announce)).
+    fn changing<'a, T: Send + 'a>(
+        &'a self,
+        work: impl Future<Output = StoreResult<(T, Vec<String>)>> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
+        Box::pin(async move {
+            let (done, changes) = within(work).await?;
+            self.announce(&changes).await;
+            Ok(done)
+        })
     }
 
     /// The next connection, in turn, reopened first if it has closed.
@@ -636,12 +672,12 @@ async fn migrate(client: &Client) -> StoreResult<()> {
 
 impl Store for PostgresStore {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
-        within(async move {
+        self.changing(async move {
             // A key already held: that ask, found before inserting — an `INSERT … ON CONFLICT
             // DO NOTHING` would use up a ticket number, and a number never issued must stay
             // 404 `NOT_PENDING` (§20), not pass for a settled ask's.
             if let Some(existing) = self.stored_as(&ask).await? {
-                return Ok(Created::Existing(existing));
+                return Ok((Created::Existing(existing), Vec::new()));
             }
             let expires_at = ask.expires_at();
             let timeout_ms = ask.timeout_ms.map(|n| n as i64);
@@ -666,13 +702,13 @@ impl Store for PostgresStore {
                 .map_err(pg_error)?;
             if let Some(row) = row {
                 let ticket = row.get::<_, i64>(0) as u64;
-                self.announce(&format!("c:{ticket}")).await;
-                return Ok(Created::New(ask.stored(ticket, row.get(1))));
+                let created = Created::New(ask.stored(ticket, row.get(1)));
+                return Ok((created, vec![format!("c:{ticket}")]));
             }
             // The key or the request id was taken meanwhile (another hub, the same instant):
             // that ask.
             match self.stored_as(&ask).await? {
-                Some(existing) => Ok(Created::Existing(existing)),
+                Some(existing) => Ok((Created::Existing(existing), Vec::new())),
                 None => Err(StoreError(
                     "postgres: the ask was neither stored nor found".into(),
                 )),
@@ -719,7 +755,7 @@ impl Store for PostgresStore {
     }
 
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled> {
-        within(async move {
+        self.changing(async move {
             let ticket = ticket as i64;
             let requested = settlement.status;
             let c = self.client().await?;
@@ -738,29 +774,31 @@ impl Store for PostgresStore {
                 .await
                 .map_err(pg_error)?;
             if let Some(row) = row {
-                self.announce(&format!("s:{ticket}")).await;
-                return Ok(Settled::of(requested, Some(row.get(0)), None));
+                let settled = Settled::of(requested, Some(row.get(0)), None);
+                return Ok((settled, vec![format!("s:{ticket}")]));
             }
             let row = c
                 .client
                 .query_opt(&c.status, &[&ticket])
                 .await
                 .map_err(pg_error)?;
-            Ok(Settled::of(requested, None, row.as_ref().map(|r| r.get(0))))
+            let settled = Settled::of(requested, None, row.as_ref().map(|r| r.get(0)));
+            Ok((settled, Vec::new()))
         })
     }
 
     fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>> {
-        within(async move {
+        self.changing(async move {
             let c = self.client().await?;
             let row = c
                 .client
                 .query_opt(&c.extend, &[&(ticket as i64), &at_least, &now])
                 .await
                 .map_err(pg_error)?;
-            let Some(row) = row else { return Ok(None) };
-            self.announce(&format!("e:{ticket}")).await;
-            Ok(Some(row.get(0)))
+            let Some(row) = row else {
+                return Ok((None, Vec::new()));
+            };
+            Ok((Some(row.get(0)), vec![format!("e:{ticket}")]))
         })
     }
 
@@ -797,14 +835,12 @@ impl Store for PostgresStore {
     }
 
     fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>> {
-        within(async move {
+        self.changing(async move {
             let c = self.client().await?;
             let rows = c.client.query(&c.lapse, &[&at]).await.map_err(pg_error)?;
             let tickets: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
-            for ticket in &tickets {
-                self.announce(&format!("s:{ticket}")).await;
-            }
-            Ok(tickets)
+            let changes = tickets.iter().map(|t| format!("s:{t}")).collect();
+            Ok((tickets, changes))
         })
     }
 
@@ -935,6 +971,205 @@ mod tests {
             )
         );
         held.abort();
+    }
+
+    /// A proxy in front of the server of `UQ_TEST_POSTGRES` whose connections can be frozen
+    /// one by one (bytes held, sockets open: a database, or the network to it, that stops
+    /// answering without closing anything), with a fresh database `name`; the store's URL
+    /// through it.
+    #[cfg(feature = "postgres-tests")]
+    struct FreezingProxy {
+        url: String,
+        /// Each connection's gate, in the order they were opened: `true` holds its bytes.
+        gates: Arc<Mutex<Vec<tokio::sync::watch::Sender<bool>>>>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    #[cfg(feature = "postgres-tests")]
+    impl FreezingProxy {
+        async fn start(name: &str) -> FreezingProxy {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let base = std::env::var("UQ_TEST_POSTGRES").expect(
+                "UQ_TEST_POSTGRES must name a PostgreSQL server (scripts/test-hub starts one)",
+            );
+            let admin = open_client(&format!("{base}/postgres")).await.ok().unwrap();
+            for statement in [
+                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                format!("CREATE DATABASE {name}"),
+            ] {
+                admin.batch_execute(&statement).await.unwrap();
+            }
+            // `postgres://user@host:port`: the server's address after the `@`.
+            let (user, server) = base.rsplit_once('@').unwrap();
+            let server = server.to_owned();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("{user}@{}/{name}", listener.local_addr().unwrap());
+            let gates: Arc<Mutex<Vec<tokio::sync::watch::Sender<bool>>>> = Arc::default();
+            let kept = gates.clone();
+            let task = tokio::spawn(async move {
+                while let Ok((client, _)) = listener.accept().await {
+                    let upstream = tokio::net::TcpStream::connect(&server).await.unwrap();
+                    let (gate, open) = tokio::sync::watch::channel(false);
+                    lock(&kept).push(gate);
+                    let (client_in, client_out) = client.into_split();
+                    let (server_in, server_out) = upstream.into_split();
+                    for (mut from, mut to, mut open) in [
+                        (
+                            Box::new(client_in) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+                            Box::new(server_out) as Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+                            open.clone(),
+                        ),
+                        (Box::new(server_in), Box::new(client_out), open.clone()),
+                    ] {
+                        tokio::spawn(async move {
+                            let mut buffer = vec![0u8; 16 * 1024];
+                            while let Ok(n @ 1..) = from.read(&mut buffer).await {
+                                if open.wait_for(|frozen| !*frozen).await.is_err()
+                                    || to.write_all(&buffer[..n]).await.is_err()
+                                {
+                                    break;
+                                }
+                            }
+                            let _ = to.shutdown().await;
+                        });
+                    }
+                    drop(open);
+                }
+            });
+            FreezingProxy { url, gates, task }
+        }
+
+        /// Holds (`true`) or lets through (`false`) the bytes of the connections `which`
+        /// selects by their order of opening (from 0).
+        fn freeze(&self, frozen: bool, which: impl Fn(usize) -> bool) {
+            for (i, gate) in lock(&self.gates).iter().enumerate() {
+                if which(i) {
+                    gate.send_replace(frozen);
+                }
+            }
+        }
+
+        fn connections(&self) -> usize {
+            lock(&self.gates).len()
+        }
+    }
+
+    #[cfg(feature = "postgres-tests")]
+    impl Drop for FreezingProxy {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    #[cfg(feature = "postgres-tests")]
+    fn new_ask() -> NewAsk {
+        NewAsk {
+            questions: r#"[{"id":"a","question":"?"}]"#.into(),
+            agent_id: None,
+            key: None,
+            asked_at: 1_000,
+            timeout_ms: None,
+            lease_ms: None,
+            request_id: None,
+        }
+    }
+
+    /// A database that stops answering after the store has started (every connection frozen)
+    /// fails each operation within `OPERATION_TIMEOUT` (1 s in tests) naming why, instead of
+    /// holding it; once it answers again, the same store serves again and has lost nothing.
+    #[cfg(feature = "postgres-tests")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_operation_on_a_frozen_database_fails_in_time() {
+        let proxy = FreezingProxy::start("uq_frozen").await;
+        let store = PostgresStore::connect(&proxy.url).await.unwrap();
+        let Created::New(first) = store.create(new_ask()).await.unwrap() else {
+            panic!("a new ask")
+        };
+        proxy.freeze(true, |_| true);
+        let waited = tokio::time::timeout(OPERATION_TIMEOUT * 10, store.pending())
+            .await
+            .expect("the operation gives up by itself");
+        assert_eq!(
+            waited.unwrap_err().0,
+            "postgres: the database did not answer within 1 s"
+        );
+        let waited = tokio::time::timeout(OPERATION_TIMEOUT * 10, store.create(new_ask()))
+            .await
+            .expect("the operation gives up by itself");
+        assert_eq!(
+            waited.unwrap_err().0,
+            "postgres: the database did not answer within 1 s"
+        );
+        proxy.freeze(false, |_| true);
+        let pending = store.pending().await.unwrap();
+        assert_eq!(pending[0].ticket, first.ticket);
+        // The create given up on may have committed (its reply was held, not its statement):
+        // nothing else is there, and the store goes on numbering.
+        assert!(pending.len() <= 2, "{pending:?}");
+        let Created::New(next) = store.create(new_ask()).await.unwrap() else {
+            panic!("a new ask")
+        };
+        assert!(next.ticket > first.ticket);
+    }
+
+    /// A listening connection that stops answering (the one that announces changes to the
+    /// other hubs) neither fails nor holds up a change: it is committed and acknowledged, and
+    /// only its announcement is given up on (`ANNOUNCE_TIMEOUT`, 250 ms in tests, not counted
+    /// in the operation's 1 s).
+    #[cfg(feature = "postgres-tests")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_frozen_listening_connection_does_not_fail_a_change() {
+        let proxy = FreezingProxy::start("uq_frozen_listener").await;
+        let store = PostgresStore::connect(&proxy.url).await.unwrap();
+        // The listening connection is the last the store opened.
+        let listener = proxy.connections() - 1;
+        assert_eq!(listener, CONNECTIONS);
+        proxy.freeze(true, |i| i == listener);
+        // Four changes each wait for an announcement that never comes: 4 × 250 ms, over
+        // the operation's 1 s if they were counted in it.
+        let Created::New(ask) = store.create(new_ask()).await.unwrap() else {
+            panic!("a new ask")
+        };
+        let extended = store.extend(ask.ticket, i64::MAX / 2, 2_000).await.unwrap();
+        assert_eq!(extended, None, "an ask without a deadline keeps none");
+        let settled = store
+            .settle(
+                ask.ticket,
+                Settlement {
+                    status: Status::Cancelled,
+                    answer: None,
+                    message: None,
+                    at: 3_000,
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(settled, Settled::Done);
+        let Created::New(other) = store.create(new_ask()).await.unwrap() else {
+            panic!("a new ask")
+        };
+        let settled = store
+            .settle(
+                other.ticket,
+                Settlement {
+                    status: Status::Answered,
+                    answer: Some(r#"{"answers":[]}"#.into()),
+                    message: None,
+                    at: 4_000,
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(settled, Settled::Done);
+        assert_eq!(
+            store.get(ask.ticket).await.unwrap().unwrap().status,
+            Status::Cancelled
+        );
+        assert_eq!(
+            store.get(other.ticket).await.unwrap().unwrap().status,
+            Status::Answered
+        );
+        proxy.freeze(false, |_| true);
     }
 
     #[test]
