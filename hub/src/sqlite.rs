@@ -234,11 +234,28 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-fn writer(conn: Connection, path: PathBuf, jobs: mpsc::Receiver<Job>) {
-    // Watched by its absolute name: a host that changes its working directory has not moved
-    // the file. A file already gone when the store starts counts as moved.
-    let watched = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let opened = identity(&watched);
+/// The store file as the writer watches it: by its absolute name, taken when the store opens
+/// (before the writer thread starts: a host that changes its working directory right after
+/// opening the store has not moved the file), and the file that name named then (`None`: a
+/// file already gone, which counts as moved).
+struct Watched {
+    name: PathBuf,
+    opened: Option<(u64, u64)>,
+}
+
+impl Watched {
+    fn new(path: &Path) -> Watched {
+        let name = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let opened = identity(&name);
+        Watched { name, opened }
+    }
+}
+
+fn writer(conn: Connection, path: PathBuf, watched: Watched, jobs: mpsc::Receiver<Job>) {
+    let Watched {
+        name: watched,
+        opened,
+    } = watched;
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -348,12 +365,13 @@ impl SqliteStore {
     pub fn open_with(path: impl AsRef<Path>, sync: Sync) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
         let conn = connect(&path, sync)?;
+        let watched = Watched::new(&path);
         let (sender, receiver) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("user-questions-store".into())
             .spawn({
                 let path = path.clone();
-                move || writer(conn, path, receiver)
+                move || writer(conn, path, watched, receiver)
             })
             .map_err(|e| StoreError(format!("cannot start the store's thread: {e}")))?;
         Ok(SqliteStore {
