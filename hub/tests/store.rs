@@ -557,3 +557,40 @@ fn a_store_file_deleted_or_replaced_while_open_stores_nothing_more() {
         assert!(block_on(store.pending()).is_err());
     }
 }
+
+/// A migration that fails (here: version 1 recorded, its table remade by hand without its
+/// `status` column) is refused
+/// with one line naming the store, the migration and SQLite's error — not SQLite's quote of
+/// the statement over several lines — and leaves the file as it was (rolled back).
+#[test]
+fn a_failed_migration_is_named_on_one_line_and_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.db");
+    write_rows(
+        &path,
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+         INSERT INTO schema_migrations VALUES (1, 'asks', 1);
+         CREATE TABLE asks (ticket INTEGER PRIMARY KEY, questions TEXT NOT NULL);",
+    );
+    let error = SqliteStore::open(&path).unwrap_err().0;
+    let prefix = format!(
+        "cannot migrate the store {}: migration 2 (lease): ",
+        path.display()
+    );
+    assert!(error.starts_with(&prefix), "{error}");
+    assert!(error.contains("no such column: status"), "{error}");
+    assert!(!error.contains('\n'), "{error}");
+    assert!(!error.contains("  "), "{error}");
+    assert_eq!(rusqlite_check(&path), vec![(1, "asks".to_owned())]);
+    // The column its first statement added is rolled back with it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('asks')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(columns, ["ticket", "questions"]);
+}
