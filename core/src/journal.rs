@@ -56,6 +56,16 @@ enum FileState {
     Closed,
 }
 
+/// `path` opened for appending, created if missing — private to its owner (0600 on Unix): it
+/// holds the questions and the person's answers. An existing file keeps its mode.
+fn appending(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -116,7 +126,7 @@ impl Journal {
             first_error: Mutex::new(None),
             first_error_taken: AtomicBool::new(false),
         };
-        match OpenOptions::new().append(true).create(true).open(path) {
+        match appending(path) {
             Ok(file) => *relock(&journal.file) = FileState::Open(file),
             Err(e) => journal.record_error(&e),
         }
@@ -162,11 +172,9 @@ impl Journal {
             FileState::Open(file) => file.write_all(text.as_bytes()),
             FileState::Unopened => Err(std::io::Error::other("the file could not be opened")),
             // Closed after its context was disposed: opened for this line only.
-            FileState::Closed => OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(&self.path)
-                .and_then(|mut once| once.write_all(text.as_bytes())),
+            FileState::Closed => {
+                appending(&self.path).and_then(|mut once| once.write_all(text.as_bytes()))
+            }
         };
         drop(file);
         if let Err(e) = result {

@@ -26,20 +26,31 @@ fn lines(path: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn asks_are_numbered_per_context_from_one_refused_ones_included() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j.jsonl");
-    let ctx = Context::with_journal(&path);
-    let _reg = ctx
+/// A context with a journal at `path`, answered by an `AutoResponder` (the registration is
+/// kept with it).
+fn journaled(path: impl AsRef<std::path::Path>) -> (Context, user_questions::ProviderRegistration) {
+    let ctx = Context::with_journal(path);
+    let reg = ctx
         .user_questions()
         .register_provider(AutoResponder::new(AutoPolicy::First))
         .unwrap();
+    (ctx, reg)
+}
+
+/// One ask of the usual question on `ctx`.
+fn ask_once(ctx: &Context) -> user_questions::Result<user_questions::AskUserQuestionAnswer> {
     block_on(
         ctx.user_questions()
             .ask(AskUserQuestionRequest::new(questions())),
     )
-    .unwrap();
+}
+
+#[test]
+fn asks_are_numbered_per_context_from_one_refused_ones_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let (ctx, _reg) = journaled(&path);
+    ask_once(&ctx).unwrap();
     let refused = block_on(
         ctx.user_questions()
             .ask(AskUserQuestionRequest::new(vec![])),
@@ -50,11 +61,7 @@ fn asks_are_numbered_per_context_from_one_refused_ones_included() {
             .start_json("{nope", None, None)
             .is_err()
     );
-    block_on(
-        ctx.user_questions()
-            .ask(AskUserQuestionRequest::new(questions())),
-    )
-    .unwrap();
+    ask_once(&ctx).unwrap();
     let got: Vec<(u64, String)> = lines(&path)
         .iter()
         .map(|l| {
@@ -93,11 +100,7 @@ fn lines_are_written_whole_when_many_threads_ask_at_once() {
             let ctx = ctx.clone();
             thread::spawn(move || {
                 for _ in 0..200 {
-                    block_on(
-                        ctx.user_questions()
-                            .ask(AskUserQuestionRequest::new(questions())),
-                    )
-                    .unwrap();
+                    ask_once(&ctx).unwrap();
                 }
             })
         })
@@ -119,17 +122,9 @@ fn lines_are_written_whole_when_many_threads_ask_at_once() {
 #[test]
 fn a_full_disk_never_fails_an_ask_and_the_first_error_is_reported_once() {
     // /dev/full opens for appending, and every write to it fails with ENOSPC.
-    let ctx = Context::with_journal("/dev/full");
-    let _reg = ctx
-        .user_questions()
-        .register_provider(AutoResponder::new(AutoPolicy::First))
-        .unwrap();
+    let (ctx, _reg) = journaled("/dev/full");
     for _ in 0..3 {
-        block_on(
-            ctx.user_questions()
-                .ask(AskUserQuestionRequest::new(questions())),
-        )
-        .unwrap();
+        ask_once(&ctx).unwrap();
     }
     assert_eq!(
         ctx.user_questions().journal_errors(),
@@ -149,17 +144,9 @@ fn a_full_disk_never_fails_an_ask_and_the_first_error_is_reported_once() {
 fn a_journal_that_cannot_be_opened_counts_as_the_first_error() {
     let dir = tempfile::tempdir().unwrap();
     // A directory cannot be opened as a file to append to.
-    let ctx = Context::with_journal(dir.path());
-    let _reg = ctx
-        .user_questions()
-        .register_provider(AutoResponder::new(AutoPolicy::First))
-        .unwrap();
+    let (ctx, _reg) = journaled(dir.path());
     assert_eq!(ctx.user_questions().journal_errors(), 1);
-    block_on(
-        ctx.user_questions()
-            .ask(AskUserQuestionRequest::new(questions())),
-    )
-    .unwrap();
+    ask_once(&ctx).unwrap();
     assert_eq!(ctx.user_questions().journal_errors(), 3);
     // The context answers it as its service does (§18: `journal_errors` on the context).
     assert_eq!(ctx.journal_errors(), 3);
@@ -221,10 +208,7 @@ fn a_disposed_context_closes_its_journal_once_no_ask_waits() {
     let withdrawn = block_on(pending).unwrap_err();
     assert_eq!(withdrawn.code(), ErrorCode::AskAborted);
     assert_eq!(descriptors_on(&path), 0, "closed, the context still held");
-    let refused = block_on(
-        ctx.user_questions()
-            .ask(AskUserQuestionRequest::new(questions())),
-    );
+    let refused = ask_once(&ctx);
     assert_eq!(refused.unwrap_err().code(), ErrorCode::NoProvider);
     assert_eq!(descriptors_on(&path), 0);
     let events: Vec<(u64, String)> = lines(&path)
@@ -245,4 +229,35 @@ fn a_disposed_context_closes_its_journal_once_no_ask_waits() {
         ]
     );
     assert_eq!(ctx.user_questions().journal_errors(), 0);
+}
+
+/// A new journal is private to its owner (0600): it holds the questions and the person's
+/// answers. So is one made again for a line written after its context was disposed; a file
+/// that exists keeps its mode.
+#[cfg(unix)]
+#[test]
+fn a_new_journal_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("asks.jsonl");
+    let (ctx, _reg) = journaled(&path);
+    ask_once(&ctx).unwrap();
+    assert_eq!(mode(&path), 0o600);
+    // Disposed (the file is closed), the file removed, then a refused ask writes a line.
+    ctx.dispose();
+    std::fs::remove_file(&path).unwrap();
+    let refused = ask_once(&ctx);
+    assert!(refused.is_err());
+    assert_eq!(lines(&path).len(), 1);
+    assert_eq!(mode(&path), 0o600);
+    // An existing file keeps its mode.
+    let shared = dir.path().join("shared.jsonl");
+    std::fs::write(&shared, "").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (ctx, _reg) = journaled(&shared);
+    ask_once(&ctx).unwrap();
+    assert_eq!(lines(&shared).len(), 2);
+    assert_eq!(mode(&shared), 0o640);
 }
