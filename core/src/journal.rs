@@ -39,13 +39,21 @@ pub(crate) fn outcome_of(
 /// refused by the disposed context) opens it for that line only.
 pub(crate) struct Journal {
     path: PathBuf,
-    file: Mutex<FileState>,
+    file: Mutex<FileSlot>,
     /// Asks recorded `asked` and not yet `settled` ([`AskRecord`]s alive).
     waiting: AtomicUsize,
     closing: AtomicBool,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     first_error_taken: AtomicBool,
+}
+
+/// The file, and whether its last line may be unfinished (a process that died in the middle
+/// of a write, a write that failed part way on a full disk): the next line then starts with a
+/// newline, so that it is not glued to the torn one and lost with it to every reader.
+struct FileSlot {
+    state: FileState,
+    torn: bool,
 }
 
 enum FileState {
@@ -64,6 +72,32 @@ fn appending(path: &Path) -> std::io::Result<File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)
+}
+
+/// `bytes` written to `file` as `write_all` does (one `write` unless the system takes less),
+/// and how many of them were written: a write that fails part way tears the line.
+fn write_counting(file: &mut File, bytes: &[u8]) -> (usize, std::io::Result<()>) {
+    let mut written = 0;
+    while written < bytes.len() {
+        match file.write(&bytes[written..]) {
+            Ok(0) => return (written, Err(std::io::ErrorKind::WriteZero.into())),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (written, Err(e)),
+        }
+    }
+    (written, Ok(()))
+}
+
+/// Whether the file at `path` ends in the middle of a line (it is not empty and its last byte
+/// is not a newline). A file that cannot be read is taken as whole.
+fn ends_torn(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] != b'\n'
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -119,7 +153,10 @@ impl Journal {
     pub(crate) fn open(path: &Path) -> Journal {
         let journal = Journal {
             path: path.to_owned(),
-            file: Mutex::new(FileState::Unopened),
+            file: Mutex::new(FileSlot {
+                state: FileState::Unopened,
+                torn: false,
+            }),
             waiting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             errors: AtomicU64::new(0),
@@ -127,7 +164,12 @@ impl Journal {
             first_error_taken: AtomicBool::new(false),
         };
         match appending(path) {
-            Ok(file) => *relock(&journal.file) = FileState::Open(file),
+            Ok(file) => {
+                *relock(&journal.file) = FileSlot {
+                    torn: ends_torn(path),
+                    state: FileState::Open(file),
+                }
+            }
             Err(e) => journal.record_error(&e),
         }
         journal
@@ -146,8 +188,8 @@ impl Journal {
         }
         let mut file = relock(&self.file);
         // Checked under the lock: an ask recorded meanwhile keeps the file open.
-        if self.waiting.load(Ordering::SeqCst) == 0 && matches!(*file, FileState::Open(_)) {
-            *file = FileState::Closed;
+        if self.waiting.load(Ordering::SeqCst) == 0 && matches!(file.state, FileState::Open(_)) {
+            file.state = FileState::Closed;
         }
     }
 
@@ -163,18 +205,37 @@ impl Journal {
     }
 
     fn write_line(&self, line: &impl Serialize) {
-        let Ok(mut text) = serde_json::to_string(line) else {
+        let Ok(line) = serde_json::to_string(line) else {
             return;
         };
-        text.push('\n');
         let mut file = relock(&self.file);
-        let result = match &mut *file {
-            FileState::Open(file) => file.write_all(text.as_bytes()),
-            FileState::Unopened => Err(std::io::Error::other("the file could not be opened")),
-            // Closed after its context was disposed: opened for this line only.
-            FileState::Closed => {
-                appending(&self.path).and_then(|mut once| once.write_all(text.as_bytes()))
-            }
+        // A file reopened for this line may have been torn meanwhile (by another process).
+        let torn = file.torn || (matches!(file.state, FileState::Closed) && ends_torn(&self.path));
+        // One buffer, one write: the newline that ends a torn line before it, if any.
+        let mut text = String::with_capacity(line.len() + 2);
+        if torn {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        text.push('\n');
+        let (written, result) = match &mut file.state {
+            FileState::Open(open) => write_counting(open, text.as_bytes()),
+            FileState::Unopened => (
+                0,
+                Err(std::io::Error::other("the file could not be opened")),
+            ),
+            // Closed after its context was disposed: opened for this line only (another
+            // process may have written to it meanwhile).
+            FileState::Closed => match appending(&self.path) {
+                Ok(mut once) => write_counting(&mut once, text.as_bytes()),
+                Err(e) => (0, Err(e)),
+            },
+        };
+        // Whole: the file ends with a newline. Part of it written: torn. Nothing written: as
+        // it was.
+        file.torn = match result {
+            Ok(()) => false,
+            Err(_) => written > 0 || torn,
         };
         drop(file);
         if let Err(e) = result {

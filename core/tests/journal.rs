@@ -261,3 +261,40 @@ fn a_new_journal_is_private_to_its_owner() {
     assert_eq!(lines(&shared).len(), 2);
     assert_eq!(mode(&shared), 0o640);
 }
+
+/// A journal whose last line was left unfinished (a process killed in the middle of a write,
+/// a disk that filled up part way) gets its next line on a line of its own: not glued to the
+/// torn one, where no reader could tell it apart. Also when the file is torn while its
+/// disposed context has it closed (another process writing to it).
+#[test]
+fn a_line_after_a_torn_one_starts_on_a_line_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("torn.jsonl");
+    std::fs::write(&path, "{\"at\":\"2026-").unwrap();
+    let (ctx, _reg) = journaled(&path);
+    ask_once(&ctx).unwrap();
+    ctx.dispose();
+    // Torn again while closed, then a line the disposed context writes (a refused ask).
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"at\":").unwrap();
+    drop(file);
+    assert!(ask_once(&ctx).is_err());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert_eq!(lines[0], "{\"at\":\"2026-");
+    assert_eq!(lines[3], "{\"at\":");
+    let events: Vec<String> = [lines[1], lines[2], lines[4]]
+        .iter()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).expect("a whole line");
+            line["event"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(events, ["asked", "settled", "refused"]);
+    assert!(text.ends_with('\n'));
+    assert_eq!(ctx.journal_errors(), 0);
+}
