@@ -4,11 +4,13 @@ is built before the resume, and the resume value is checked by §6."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import uuid
 from typing import Any, Callable, Dict, List
 
+import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -26,6 +28,7 @@ from user_questions.adapters.langgraph import (
     ask_user_question_tool,
     check_arguments,
     question_interrupts,
+    resume_result,
 )
 
 ARGS: Dict[str, Any] = {
@@ -394,3 +397,40 @@ def test_a_resume_value_made_for_other_questions_is_refused_not_taken() -> None:
             assert done["result"]["value"] == answer_for("pnpm (Recommended)", "Lint")
         else:
             assert done["result"] == expected
+
+
+def test_an_error_resume_whose_code_is_not_a_string_is_checked_as_an_answer() -> None:
+    """Only ``{"error": {"code": <a code of §10>, "message": <text>}}`` is an error resume; any
+    other value under ``error`` is checked by §6 like every resume value — a code that is a
+    list or an object is ``BAD_ANSWER``, never an exception out of the graph's node."""
+    for code in (["ASK_CANCELLED"], {"name": "ASK_CANCELLED"}, None, 17, "OK"):
+        graph, cfg, _pending = paused_graph()
+        value = {"error": {"code": code, "message": "the user cancelled ask_user_question"}}
+        done = graph.invoke(Command(resume=value), cfg)
+        assert done["result"] == failure("BAD_ANSWER", "answers must be an array"), code
+    # A known code with a message that is not text is no error resume either.
+    value = {"error": {"code": "ASK_CANCELLED", "message": ["cancelled"]}}
+    assert resume_result(QUESTIONS, value) == failure("BAD_ANSWER", "answers must be an array")
+
+
+async def test_answer_interrupt_blocking_on_a_loop_thread_raises_and_makes_no_resume() -> None:
+    """Like ``ask_blocking``, it refuses at once on a thread that runs an event loop (it would
+    deadlock): the misuse raises ``EventLoopThreadError`` naming the call to make instead; it is
+    not turned into an error resume that would answer the interrupt with a failure."""
+    _graph, _cfg, pending = paused_graph()
+    ctx = uq.Context()
+    provider = Recording(lambda _r: answer_for("npm"))
+    ctx.user_questions.register_provider(provider)
+    for item in (pending, pending.value):
+        with pytest.raises(uq.EventLoopThreadError) as info:
+            answer_interrupt_blocking(item, ctx)
+        assert info.value.code == "INVALID_ARGUMENT"
+        assert info.value.message == (
+            "answer_interrupt_blocking cannot be called from a thread that runs an event loop; "
+            "await answer_interrupt() instead"
+        )
+    assert provider.requests == []
+    # Where it belongs, on a thread without a loop, it answers.
+    command = await asyncio.to_thread(answer_interrupt_blocking, pending, ctx)
+    (value,) = command.resume.values()
+    assert {k: v for k, v in value.items() if k != FOR_QUESTIONS} == answer_for("npm")

@@ -36,9 +36,9 @@ from langchain_core.tools import StructuredTool
 from langgraph.types import Command, Interrupt, interrupt
 
 from .. import _native
-from .._blocking import run_blocking
+from .._blocking import _running_loop, run_blocking
 from .._context import Context, UserQuestionService
-from .._errors import UserQuestionError
+from .._errors import EventLoopThreadError, UserQuestionError
 from .._native import AbortSignal, Agent
 from .._types import Answer, ToolFailure, ToolResult, ToolSuccess
 
@@ -166,7 +166,13 @@ def _error_resume(value: Any) -> Optional[ToolFailure]:
     if not isinstance(error, Mapping):
         return None
     code, message = error.get("code"), error.get("message")
-    if code in _native.CODES and code != "OK" and isinstance(message, str):
+    # (A code that is not a string, a list say, is no code: checked as an answer.)
+    if (
+        isinstance(code, str)
+        and code in _native.CODES
+        and code != "OK"
+        and isinstance(message, str)
+    ):
         return _failure(code, message)
     return None
 
@@ -310,7 +316,14 @@ def answer_interrupt_blocking(
     timeout: Optional[float] = None,
     key: Optional[str] = None,
 ) -> Command[Any]:
-    """:func:`answer_interrupt` for synchronous hosts (``ask_blocking``)."""
+    """:func:`answer_interrupt` for synchronous hosts (``ask_blocking``). Called on a thread
+    that runs an event loop it raises :class:`~user_questions.EventLoopThreadError` at once,
+    like ``ask_blocking``: a misuse, not an ask that failed (no resume value is made)."""
+    if _running_loop() is not None:
+        raise EventLoopThreadError(
+            "answer_interrupt_blocking cannot be called from a thread that runs an event loop; "
+            "await answer_interrupt() instead"
+        )
     request = _request(item, agent, signal, timeout, key)
     try:
         answer: Any = _service(ctx).ask_blocking(request)
