@@ -14,7 +14,12 @@ from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 
 import user_questions as uq
-from user_questions.adapters.mcp import NO_ELICITATION, McpElicitationProvider, to_elicitation
+from user_questions.adapters.mcp import (
+    NO_ELICITATION,
+    McpElicitationProvider,
+    supports_form_elicitation,
+    to_elicitation,
+)
 
 QUESTIONS: List[Dict[str, Any]] = [
     {
@@ -195,3 +200,38 @@ def test_anything_but_a_session_or_a_tool_context_is_refused_when_made() -> None
             )
         else:
             raise AssertionError(f"{wrong!r} was accepted")
+
+
+async def test_an_error_from_the_client_is_provider_failed_with_the_sdks_message() -> None:
+    """A client that answers ``elicitation/create`` with a JSON-RPC error fails the ask with
+    ``PROVIDER_FAILED``, the SDK's message after a prefix that says who failed."""
+
+    async def no_ui(_ctx: Any, _params: types.ElicitRequestParams) -> types.ErrorData:
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="no form UI on this client")
+
+    async with Client(host(), mode="legacy", elicitation_callback=no_ui) as client:
+        assert await call(client) == {
+            "code": "PROVIDER_FAILED",
+            "message": "the MCP client failed the elicitation: no form UI on this client",
+        }
+
+
+def test_form_elicitation_is_an_empty_elicitation_capability_or_one_with_form() -> None:
+    """What a client declared, as the SDK's model or as a plain dict: an ``elicitation``
+    capability that is empty or has ``form`` can elicit forms; none, or one with only ``url``,
+    cannot."""
+    form, url = types.FormElicitationCapability(), types.UrlElicitationCapability()
+    cases = [
+        (types.ElicitationCapability(), {}, True),
+        (types.ElicitationCapability(form=form), {"form": {}}, True),
+        (types.ElicitationCapability(form=form, url=url), {"form": {}, "url": {}}, True),
+        (types.ElicitationCapability(url=url), {"url": {}}, False),
+        (None, None, False),
+    ]
+    for model, plain, expected in cases:
+        declared = types.ClientCapabilities(elicitation=model)
+        assert supports_form_elicitation(declared) is expected, model
+        as_dict: Dict[str, Any] = {} if plain is None else {"elicitation": plain}
+        assert supports_form_elicitation(as_dict) is expected, plain
+    assert supports_form_elicitation(None) is False
+    assert supports_form_elicitation({"elicitation": "form"}) is False
