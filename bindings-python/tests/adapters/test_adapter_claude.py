@@ -3,6 +3,7 @@ through review_plan (§17), called the way the SDK calls it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, AsyncIterator, Dict, List, Optional
 
@@ -287,3 +288,75 @@ async def test_can_use_tool_sends_other_tools_to_the_fallback_or_denies(
         "behavior": "deny",
         "message": "Bash is not allowed by this host's permission handler",
     }
+
+
+async def test_the_signal_given_to_decide_reaches_the_ask_and_the_plan_review(
+    ctx: uq.Context,
+) -> None:
+    provider = Scripted()  # never reached: the signal is aborted before the ask
+    ctx.user_questions.register_provider(provider)
+    controller = uq.AbortController()
+    controller.abort()
+    aborted = {
+        "behavior": "deny",
+        "message": "ask_user_question was aborted before the user answered",
+    }
+    for tool_name, tool_input in (("AskUserQuestion", INPUT), ("ExitPlanMode", {"plan": PLAN})):
+        decision = await claude.decide(
+            ctx.user_questions, tool_name, tool_input, signal=controller.signal
+        )
+        assert decision == aborted, tool_name
+    assert provider.requests == []
+
+
+async def test_the_sdks_cancel_request_withdraws_the_question(ctx: uq.Context) -> None:
+    """The SDK passes no signal to ``can_use_tool``; when the CLI cancels the permission
+    request (``control_cancel_request``), the SDK cancels the task running the handler, which
+    withdraws the ask (every UI drops it, §4.7), and no response is written for it."""
+    from claude_agent_sdk._internal.query import Query
+    from claude_agent_sdk._internal.transport import Transport
+
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Any] = []
+    asked, resolved = asyncio.Event(), asyncio.Event()
+
+    def on_event(event: Any) -> None:
+        events.append(event)
+        (asked if event["type"] == "requested" else resolved).set()
+
+    inbox.subscribe(on_event)
+
+    class CliSide(RecordingTransport, Transport):
+        async def read_messages(self) -> AsyncIterator[Dict[str, Any]]:
+            yield {
+                "type": "control_request",
+                "request_id": "req_1",
+                "request": {
+                    "subtype": "can_use_tool",
+                    "tool_name": "AskUserQuestion",
+                    "input": INPUT,
+                    "permission_suggestions": None,
+                    "tool_use_id": "toolu_1",
+                },
+            }
+            await asked.wait()
+            yield {"type": "control_cancel_request", "request_id": "req_1"}
+            await asyncio.Event().wait()  # the CLI stays connected
+
+    transport = CliSide()
+    query = Query(
+        transport=transport,
+        is_streaming_mode=True,
+        can_use_tool=claude.can_use_tool(ctx.user_questions),
+    )
+    try:
+        await query.start()
+        await asyncio.wait_for(resolved.wait(), 10)
+    finally:
+        await query.close()
+        query.close_receive_stream()
+    assert [(e["type"], e["ticket"]) for e in events] == [("requested", 1), ("resolved", 1)]
+    assert events[1]["outcome"] == "aborted"
+    assert inbox.pending() == []
+    assert transport.written == []
