@@ -434,3 +434,50 @@ async def test_answer_interrupt_blocking_on_a_loop_thread_raises_and_makes_no_re
     command = await asyncio.to_thread(answer_interrupt_blocking, pending, ctx)
     (value,) = command.resume.values()
     assert {k: v for k, v in value.items() if k != FOR_QUESTIONS} == answer_for("npm")
+
+
+async def test_answer_interrupt_asks_with_the_agent_and_deadline_given_and_a_cancel_raises() -> (
+    None
+):
+    """``agent=`` and ``timeout=`` go to the ask (§5, §16): at the deadline the resume is the
+    ``ASK_TIMED_OUT`` failure, which the tool returns. Cancelling the awaiting task is no
+    failed ask: it raises, and the ask is withdrawn (the inbox reports ``aborted``)."""
+    graph, cfg, pending = paused_graph()
+    ctx = uq.Context()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events: List[Any] = []
+    inbox.subscribe(events.append)
+    root = uq.Agent("assistant")
+    ctx.agents.enter(root)
+
+    # (wait_for: a guard against hanging, should the deadline not be passed on.)
+    command = await asyncio.wait_for(answer_interrupt(pending, ctx, agent=root, timeout=0.005), 10)
+    timed_out = "the user did not answer ask_user_question within 5 ms"
+    (value,) = command.resume.values()
+    assert value["error"] == {
+        "name": "UserQuestionError",
+        "code": "ASK_TIMED_OUT",
+        "message": timed_out,
+    }
+    assert events[0]["agentId"] == "assistant" and "expiresAt" in events[0]
+    assert events[1] == {"type": "resolved", "ticket": 1, "outcome": "timed_out"}
+    done = build_again_and_resume(graph, cfg, command)
+    assert done["result"] == failure("ASK_TIMED_OUT", timed_out)
+
+    task = asyncio.ensure_future(answer_interrupt(pending, ctx))
+    while not inbox.pending():
+        await asyncio.sleep(0.001)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert events[-1] == {"type": "resolved", "ticket": 2, "outcome": "aborted"}
+    assert inbox.pending() == []
+
+
+def test_question_interrupts_keeps_only_the_tools_interrupts() -> None:
+    _graph, _cfg, pending = paused_graph()
+    other = Interrupt(value="Approve the deploy?", id="other")
+    lookalike = Interrupt(value={"kind": "approval", "questions": []}, id="lookalike")
+    raw_value = {"kind": INTERRUPT_KIND, "questions": QUESTIONS}  # not an Interrupt
+    assert question_interrupts([other, pending, lookalike, raw_value]) == [pending]
