@@ -265,6 +265,43 @@ async def test_review_plan_errors_and_deadline(ctx: uq.Context) -> None:
         )
 
 
+async def test_cancelling_the_task_awaiting_review_plan_withdraws_the_review(
+    ctx: uq.Context,
+) -> None:
+    """As for ``ask()`` (§11): the provider's signal fires before the cancelled task goes on
+    (§4.7), and its coroutine is cancelled; so does ``wait_for``'s timeout."""
+    order: List[str] = []
+    started = asyncio.Event()
+
+    class Waiting:
+        async def ask(self, req: uq.ProviderRequest) -> Any:
+            req["signal"].on_abort(lambda: order.append("signal"))
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                order.append("provider cancelled")
+                raise
+
+    ctx.user_questions.register_provider(Waiting())
+    task = asyncio.ensure_future(ctx.user_questions.review_plan(PLAN))
+    await started.wait()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        order.append("asker cancelled")
+    assert order[0] == "signal" and "asker cancelled" in order
+    while "provider cancelled" not in order:
+        await asyncio.sleep(0.001)
+
+    order.clear()
+    started.clear()
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(ctx.user_questions.review_plan(PLAN), 0.01)
+    assert order[0] == "signal"
+
+
 def test_review_plan_blocking(ctx: uq.Context) -> None:
     ctx.user_questions.register_provider(_answering(["Approve"]))
     assert ctx.user_questions.review_plan_blocking(PLAN) == {"decision": "approved"}
