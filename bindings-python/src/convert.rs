@@ -5,7 +5,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use user_questions::{
@@ -93,6 +93,22 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
     }
     if let Ok(tuple) = obj.cast::<PyTuple>() {
         return Value::Array(tuple.iter().map(|v| to_value_at(&v, depth + 1)).collect());
+    }
+    // Any other mapping (`collections.abc.Mapping`: a `MappingProxyType`, a `UserDict`), as
+    // the stubs' `Mapping[str, Any]` promise: read as a dict is.
+    if let Ok(mapping) = obj.cast::<PyMapping>()
+        && let Ok(items) = mapping.items()
+    {
+        let mut map = Map::with_capacity(items.len());
+        for item in items.iter() {
+            if let Ok((key, value)) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
+                && let Ok(key) = key.cast::<PyString>()
+                && let Some(key) = string_of(key)
+            {
+                map.insert(key, to_value_at(&value, depth + 1));
+            }
+        }
+        return Value::Object(map);
     }
     Value::Null
 }

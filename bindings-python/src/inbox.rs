@@ -23,9 +23,21 @@ fn submitted_answer(answer: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer, 
         .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
 }
 
-/// Tickets are positive; anything else was never issued.
-fn ticket_of(ticket: i64) -> Result<u64, UserQuestionError> {
-    u64::try_from(ticket)
+/// A ticket given by Python: an `int` (not a `bool`, which would name ticket 1 or 0), else
+/// `INVALID_ARGUMENT`; tickets are positive, and an int that is not one was never issued.
+fn ticket_of(ticket: &Bound<'_, PyAny>) -> Result<u64, UserQuestionError> {
+    use pyo3::types::{PyBool, PyInt};
+    if ticket.is_instance_of::<PyBool>() || !ticket.is_instance_of::<PyInt>() {
+        let kind = ticket
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        return Err(UserQuestionError::invalid_argument(format!(
+            "a ticket must be an int, not {kind}"
+        )));
+    }
+    ticket
+        .extract::<u64>()
         .ok()
         .filter(|t| *t >= 1)
         .ok_or_else(|| {
@@ -59,7 +71,7 @@ impl PyQuestionInbox {
     }
 
     /// Answers `ticket`; `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED`, `NOT_PENDING`.
-    fn answer(&self, ticket: i64, answer: &Bound<'_, PyAny>) -> SeamResult<()> {
+    fn answer(&self, ticket: &Bound<'_, PyAny>, answer: &Bound<'_, PyAny>) -> SeamResult<()> {
         let py = answer.py();
         // The ticket is checked before the answer's shape (§7): a settled or never-issued
         // ticket is ALREADY_RESOLVED / NOT_PENDING whatever is submitted.
@@ -74,13 +86,13 @@ impl PyQuestionInbox {
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
-    fn cancel(&self, py: Python<'_>, ticket: i64) -> SeamResult<()> {
+    fn cancel(&self, py: Python<'_>, ticket: &Bound<'_, PyAny>) -> SeamResult<()> {
         let ticket = ticket_of(ticket)?;
         Ok(polling_after(py, || self.inbox.cancel(ticket))?)
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
-    fn fail(&self, py: Python<'_>, ticket: i64, message: String) -> SeamResult<()> {
+    fn fail(&self, py: Python<'_>, ticket: &Bound<'_, PyAny>, message: String) -> SeamResult<()> {
         let ticket = ticket_of(ticket)?;
         Ok(polling_after(py, || self.inbox.fail(ticket, message))?)
     }
@@ -90,7 +102,11 @@ impl PyQuestionInbox {
     /// `seconds` is a number (not a `bool`) from 0.001 to 2147483.647, rounded to whole
     /// milliseconds (else `INVALID_ARGUMENT`); `NOT_PENDING` / `ALREADY_RESOLVED` as for
     /// `answer`. Subscribers get `{"type": "extended", "ticket", "expiresAt"}`.
-    fn extend(&self, ticket: i64, seconds: &Bound<'_, PyAny>) -> SeamResult<Option<String>> {
+    fn extend(
+        &self,
+        ticket: &Bound<'_, PyAny>,
+        seconds: &Bound<'_, PyAny>,
+    ) -> SeamResult<Option<String>> {
         let by = crate::service::timeout_of(Some(seconds))
             .ok()
             .flatten()

@@ -73,6 +73,16 @@ async def test_settling_errors(ctx: uq.Context) -> None:
     assert code(inbox.answer, 7, YES) == "NOT_PENDING: question 7 is not pending"
     assert code(inbox.cancel, 0) == "NOT_PENDING: question 0 is not pending"
     assert code(inbox.fail, -3, "x") == "NOT_PENDING: question -3 is not pending"
+    assert code(inbox.cancel, 2**70) == f"NOT_PENDING: question {2**70} is not pending"
+    # A ticket is an int: not a bool (True would name ticket 1), a float or a string.
+    not_tickets: List[Any] = [True, False, 1.0, "1", None]
+    for bad in not_tickets:
+        kind = type(bad).__name__
+        expected = f"INVALID_ARGUMENT: a ticket must be an int, not {kind}"
+        assert code(inbox.answer, bad, YES) == expected
+        assert code(inbox.cancel, bad) == expected
+        assert code(inbox.fail, bad, "x") == expected
+        assert code(inbox.extend, bad, 1) == expected
     assert [p["ticket"] for p in inbox.pending()] == [1]
     inbox.cancel(1)
     with pytest.raises(uq.UserQuestionError) as info:
@@ -354,3 +364,44 @@ def test_two_threads_with_their_own_loops_asking_one_inbox_with_a_subscriber_nev
         assert done.returncode == 0, done.stderr
         # Every ask was asked and withdrawn, each event delivered once.
         assert done.stdout.split() == [str(2 * rounds), str(2 * rounds)]
+
+
+async def test_any_mapping_is_read_as_a_dict_is(ctx: uq.Context) -> None:
+    """The stubs take ``Mapping[str, Any]`` for answers and questions: a ``MappingProxyType``
+    or a ``UserDict`` is read like a dict (it was refused: "answer must be an object")."""
+    from collections import UserDict
+    from types import MappingProxyType
+
+    questions = [
+        {"id": "go", "question": "Proceed?", "options": [{"label": "Yes"}, {"label": "No"}]}
+    ]
+    frozen = MappingProxyType({"answers": [MappingProxyType({"id": "go", "selected": ["No"]})]})
+    # An inbox answer.
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    task = asyncio.ensure_future(ctx.user_questions.ask({"questions": questions}))
+    await _pending(inbox)
+    inbox.answer(1, frozen)
+    assert await task == {"answers": [{"id": "go", "selected": ["No"]}]}
+    # A provider's answer.
+    other = uq.Context()
+
+    class Frozen:
+        def ask(self, request: Any) -> Any:
+            return frozen
+
+    other.user_questions.register_provider(Frozen())
+    assert await other.user_questions.ask({"questions": questions}) == {
+        "answers": [{"id": "go", "selected": ["No"]}]
+    }
+    other.close()
+    # Checking one, and the auto-responder's questions.
+    with pytest.raises(uq.UserQuestionError) as info:
+        uq.validate_answer(questions, UserDict({"answers": [{"id": "go", "selected": ["Maybe"]}]}))
+    assert (info.value.code, info.value.message) == (
+        "BAD_ANSWER",
+        'question go selects "Maybe", which is not one of its options',
+    )
+    assert uq.AutoResponder("first").answer([MappingProxyType(questions[0])]) == {
+        "answers": [{"id": "go", "selected": ["Yes"]}]
+    }
