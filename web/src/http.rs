@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode};
@@ -19,7 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use subtle::ConstantTimeEq;
 use user_questions::{ErrorCode, UserQuestionError};
 
@@ -363,8 +364,11 @@ fn authorized(access: &Access, headers: &HeaderMap) -> bool {
         }
     }
     for value in headers.get_all(header::COOKIE) {
-        let Ok(text) = value.to_str() else { continue };
-        for cookie in cookie::Cookie::split_parse(text).flatten() {
+        // Cookies are shared by every port of a host: other sites on this one may have set
+        // cookies whose values are not ASCII. They share the header with ours and must not
+        // hide it, so the header is read as UTF-8 with replacement, never skipped.
+        let text = String::from_utf8_lossy(value.as_bytes());
+        for cookie in cookie::Cookie::split_parse(text.as_ref()).flatten() {
             if cookie.name() == access.cookie_name && access.token_matches(cookie.value()) {
                 return true;
             }
@@ -426,19 +430,24 @@ fn origin_is_foreign(headers: &HeaderMap) -> bool {
 
 // ---- the page -------------------------------------------------------------------------------
 
-#[derive(Deserialize)]
-struct PageQuery {
-    token: Option<String>,
-}
-
-/// `GET /`, or the login `GET /?token=…`: a session cookie and a redirect to `/`.
+/// `GET /`, or the login `GET /?token=…`: a session cookie and a redirect to `/`. A query
+/// with `token` more than once logs in only when each of them is the token; a query that
+/// cannot be read is no login either (401, as for a wrong token).
 async fn page<S: Questions>(
     State(state): State<Arc<S>>,
-    Query(query): Query<PageQuery>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let access = state.access();
-    if let Some(token) = query.token {
-        if !access.token_matches(&token) {
+    let Ok(Query(query)) = query else {
+        return ApiError::unauthorized().into_response();
+    };
+    let mut tokens = query
+        .iter()
+        .filter(|(name, _)| name == "token")
+        .map(|(_, value)| value)
+        .peekable();
+    if tokens.peek().is_some() {
+        if !tokens.all(|token| access.token_matches(token)) {
             return ApiError::unauthorized().into_response();
         }
         let cookie = cookie::Cookie::build((access.cookie_name.as_str(), access.token.as_str()))
@@ -492,10 +501,10 @@ async fn events<S: Questions>(State(state): State<Arc<S>>, headers: HeaderMap) -
 
 async fn answer<S: Questions>(
     State(state): State<Arc<S>>,
-    Path(ticket): Path<String>,
+    ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
-    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     let body = read_body(body).await?;
     state.answer(ticket, body).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
@@ -503,10 +512,10 @@ async fn answer<S: Questions>(
 
 async fn cancel<S: Questions>(
     State(state): State<Arc<S>>,
-    Path(ticket): Path<String>,
+    ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
-    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     read_body(body).await?;
     state.cancel(ticket).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
@@ -514,16 +523,26 @@ async fn cancel<S: Questions>(
 
 async fn extend<S: Questions>(
     State(state): State<Arc<S>>,
-    Path(ticket): Path<String>,
+    ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
-    let ticket = ticket_of(&ticket, S::MAX_TICKET)?;
+    let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     let ms = extend_ms(&read_body(body).await?);
     let body = match state.extend(ticket, ms).await? {
         Some(at) => serde_json::json!({ "expiresAt": at }).to_string(),
         None => "{}".to_owned(),
     };
     Ok(json_response(StatusCode::OK, body))
+}
+
+/// The `{ticket}` of a route's path, parsed by [`ticket_of`]. A `{ticket}` that cannot even
+/// be decoded (percent-encoded bytes that are not UTF-8, `%FF`) is not a ticket either: 404
+/// `NOT_FOUND`, never axum's plain-text 400.
+pub fn ticket_in(path: Result<Path<String>, PathRejection>, max: u64) -> Result<u64, ApiError> {
+    match path {
+        Ok(Path(text)) => ticket_of(&text, max),
+        Err(_) => Err(ApiError::not_found()),
+    }
 }
 
 /// Parses the `{ticket}` of a path: an integer from 1 to `max`. Digits that name no such

@@ -472,6 +472,94 @@ async fn the_url_sets_a_session_cookie_and_redirects() {
     assert_eq!(page.matches("<script").count(), 1);
 }
 
+/// `GET /?token=…` with `token` twice: a login only when both are the token, and a refusal in
+/// the API's error shape otherwise — never a plain-text 400 from the query's parser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_with_the_token_given_twice_needs_both_right() {
+    let f = fixture();
+    let response = f
+        .client
+        .get(f.url(&format!("/?token={TOKEN}&token={TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    assert!(
+        cookie.starts_with(&format!(
+            "uq-session-{}={TOKEN};",
+            f.web.local_addr().port()
+        )),
+        "{cookie}"
+    );
+    for query in [
+        format!("token={TOKEN}&token=wrong"),
+        format!("token=wrong&token={TOKEN}"),
+        format!("token={TOKEN}&x=1&token="),
+    ] {
+        let response = f
+            .client
+            .get(f.url(&format!("/?{query}")))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.headers().get(header::SET_COOKIE).is_none(),
+            "{query}"
+        );
+        assert_api_headers(&response);
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{query}");
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{query}");
+    }
+}
+
+/// Cookies are shared by every port of a host, so the browser sends this server's session
+/// cookie in one `Cookie` header with those of other local sites — whose values may be
+/// anything: not ASCII, quoted, malformed pairs. The session is found among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cookie_is_found_among_other_sites_cookies() {
+    let f = fixture();
+    let ours = format!("uq-session-{}={TOKEN}", f.web.local_addr().port());
+    let f = &f;
+    let status_with = |cookie: Vec<u8>| async move {
+        f.client
+            .get(f.url("/api/v1/questions"))
+            .header(
+                header::COOKIE,
+                header::HeaderValue::from_bytes(&cookie).unwrap(),
+            )
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
+    for others in [
+        // UTF-8 (`fr-été`), bytes that are not UTF-8, malformed pairs, a quoted value and
+        // another server's session on this host.
+        &b"lang=fr-\xc3\xa9t\xc3\xa9"[..],
+        b"name=\xff\xfe",
+        b"junk; ==; empty=",
+        b"quoted=\"a b\"; uq-session-1=other-servers-token",
+    ] {
+        let others = others.to_vec();
+        for header in [
+            [others.clone(), b"; ".to_vec(), ours.clone().into_bytes()].concat(),
+            [ours.clone().into_bytes(), b"; ".to_vec(), others.clone()].concat(),
+        ] {
+            let shown = String::from_utf8_lossy(&header).into_owned();
+            assert_eq!(status_with(header).await, StatusCode::OK, "{shown}");
+        }
+        // Without ours, the others open nothing.
+        let shown = String::from_utf8_lossy(&others).into_owned();
+        assert_eq!(
+            status_with(others).await,
+            StatusCode::UNAUTHORIZED,
+            "{shown}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_host_is_forbidden_on_loopback() {
     let f = fixture();
@@ -666,6 +754,10 @@ async fn unknown_routes_and_methods_are_not_found() {
         (Method::POST, "/api/v1/questions/-1/cancel"),
         (Method::POST, "/api/v1/questions/+1/cancel"),
         (Method::POST, "/api/v1/questions/1.0/extend"),
+        // Percent-encoded bytes that are not UTF-8 name no ticket either (not axum's 400).
+        (Method::POST, "/api/v1/questions/%FF/answer"),
+        (Method::POST, "/api/v1/questions/%FF/cancel"),
+        (Method::POST, "/api/v1/questions/1%FF/extend"),
     ] {
         let response = f.request(method.clone(), path).send().await.unwrap();
         assert_api_headers(&response);
