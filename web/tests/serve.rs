@@ -2,6 +2,7 @@
 //! client that is slow to send a request's head or body is cut off, and the server keeps
 //! serving others. Short limits here; the servers use `HEAD_TIMEOUT` and `BODY_TIMEOUT`.
 
+use std::convert::Infallible;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -10,7 +11,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use tokio::sync::oneshot;
+use futures::StreamExt;
+use tokio::sync::{oneshot, watch};
 use user_questions_web::http::read_body_within;
 use user_questions_web::serve::serve_with;
 
@@ -22,21 +24,57 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 struct Server {
     addr: SocketAddr,
+    /// Lets `/wait` answer and `/stream` send its second part.
+    release: watch::Sender<bool>,
+    /// Told when `/wait` has its request and waits.
+    waiting: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
     stop: Option<oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
     async fn start() -> Server {
-        let app = Router::new().route("/ok", get(|| async { "ok" })).route(
-            "/echo",
-            post(|body: Body| async move {
-                match read_body_within(body, BODY).await {
-                    Ok(bytes) => bytes.into_response(),
-                    Err(error) => error.into_response(),
-                }
-            }),
-        );
+        let (release, released) = watch::channel(false);
+        let (tell_waiting, waiting) = std::sync::mpsc::channel();
+        let app = Router::new()
+            .route("/ok", get(|| async { "ok" }))
+            .route(
+                "/echo",
+                post(|body: Body| async move {
+                    match read_body_within(body, BODY).await {
+                        Ok(bytes) => bytes.into_response(),
+                        Err(error) => error.into_response(),
+                    }
+                }),
+            )
+            // A long poll: the request is in, the response waits for `release`.
+            .route(
+                "/wait",
+                get({
+                    let mut released = released.clone();
+                    move || async move {
+                        let _ = tell_waiting.send(());
+                        let _ = released.wait_for(|r| *r).await;
+                        "late"
+                    }
+                }),
+            )
+            // An event stream: one part at once, the next on `release`.
+            .route(
+                "/stream",
+                get(move || {
+                    let mut released = released.clone();
+                    let later = futures::stream::once(async move {
+                        let _ = released.wait_for(|r| *r).await;
+                        Ok::<_, Infallible>("second\n")
+                    });
+                    async move {
+                        Body::from_stream(
+                            futures::stream::iter([Ok::<_, Infallible>("first\n")]).chain(later),
+                        )
+                    }
+                }),
+            );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -50,6 +88,8 @@ impl Server {
         ));
         Server {
             addr,
+            release,
+            waiting: std::sync::Mutex::new(waiting),
             stop: Some(stop),
             done: Some(done),
         }
@@ -158,4 +198,64 @@ async fn a_body_that_never_arrives_whole_gets_408_and_others_are_served() {
     .await
     .unwrap();
     server.stop().await;
+}
+
+/// A request that is in is not limited by the time a head may take: a long poll answered, and
+/// an event stream still sending, several head-times later are delivered whole (§19: "A long
+/// poll or an event stream, once its request is in, is not limited by either").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_and_a_stream_outlive_the_head_timeout() {
+    let server = Server::start().await;
+    let addr = server.addr;
+    let server = std::sync::Arc::new(server);
+    let s = server.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut poll = TcpStream::connect(addr).unwrap();
+        poll.write_all(b"GET /wait HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        s.waiting
+            .lock()
+            .unwrap()
+            .recv_timeout(PATIENCE)
+            .expect("the long poll's handler runs");
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream
+            .write_all(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("first\n") {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "the stream ended early: {:?}",
+                String::from_utf8_lossy(&got)
+            );
+            got.extend_from_slice(&buf[..n]);
+        }
+        // Time passes — three times what a head may take — before either has more to say.
+        std::thread::sleep(HEAD * 3);
+        s.release.send_replace(true);
+        let mut rest = String::new();
+        stream.read_to_string(&mut rest).unwrap();
+        let got = String::from_utf8_lossy(&got).into_owned() + &rest;
+        assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+        assert!(got.contains("second\n"), "{got}");
+        assert!(
+            got.ends_with("\r\n0\r\n\r\n"),
+            "the stream ends properly: {got}"
+        );
+        let mut answer = String::new();
+        poll.set_read_timeout(Some(PATIENCE)).unwrap();
+        poll.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\nlate"), "{answer}");
+    })
+    .await
+    .unwrap();
+    std::sync::Arc::into_inner(server)
+        .expect("the client is done")
+        .stop()
+        .await;
 }
