@@ -269,8 +269,10 @@ impl SseReader {
         }
     }
 
-    /// The next event, or `None` when the stream ended.
+    /// The next event, or `None` when the stream ended. Fails when none comes within
+    /// `PATIENCE` (keep-alive comments do not count as coming).
     async fn next(&mut self) -> Option<Sse> {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
             while let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -299,7 +301,7 @@ impl SseReader {
                     });
                 }
             }
-            match tokio::time::timeout(PATIENCE, self.body.next()).await {
+            match tokio::time::timeout_at(deadline, self.body.next()).await {
                 Ok(Some(Ok(chunk))) => self.buffer.push_str(std::str::from_utf8(&chunk).unwrap()),
                 Ok(_) => return None,
                 Err(_) => panic!("no event came"),
@@ -1459,6 +1461,61 @@ async fn a_slow_stream_never_holds_the_inbox_back() {
     // The stalled stream was dropped; the live one is still there.
     assert_eq!(f.web.event_streams(), 1);
     drop(stalled);
+}
+
+/// A stream that falls too far behind is let go — it ends after the events it was given, with
+/// no gap among them — and a resume from the last of them delivers the rest, from the very
+/// next id, without a repeat: the browser's reconnect loses nothing (events.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
+    let f = fixture();
+    let mut lagging = SseReader::open(&f, None).await;
+    assert_eq!(f.web.event_streams(), 1);
+    let inbox = f.web.inbox().clone();
+    let _sub = inbox.clone().subscribe(move |event| {
+        if let user_questions::InboxEvent::Requested(p) = event {
+            let _ = inbox.cancel(p.ticket);
+        }
+    });
+    let big = "x".repeat(4000);
+    let ask_and_cancel = |i: usize| {
+        let mut q = question("q", &["A"]);
+        q.detail = Some(big.clone());
+        let rx = ask(&f.ctx, AskUserQuestionRequest::new(vec![q]));
+        assert_eq!(
+            settled(&rx).unwrap_err().code(),
+            ErrorCode::AskCancelled,
+            "ask {i}"
+        );
+    };
+    // Events (a `requested` and a `resolved` per ask) until the unread stream is let go…
+    let mut asks = 0;
+    while f.web.event_streams() == 1 {
+        assert!(asks < 20_000, "the lagging stream was never let go");
+        ask_and_cancel(asks);
+        asks += 1;
+    }
+    // …and a few more that it can only get by resuming.
+    for i in 0..5 {
+        ask_and_cancel(asks + i);
+    }
+    let head = 2 * (asks as u64 + 5);
+
+    let mut ids = Vec::new();
+    while let Some(event) = lagging.next().await {
+        ids.push(event.id.unwrap());
+    }
+    let last = *ids.last().expect("it got events before it was let go");
+    assert_eq!(ids, (1..=last).collect::<Vec<_>>(), "no gap before its end");
+    assert!(last < head, "it was let go before the last events");
+
+    let mut resumed = SseReader::open(&f, Some(last)).await;
+    let mut rest = Vec::new();
+    for _ in last..head {
+        rest.push(resumed.next().await.unwrap().id.unwrap());
+    }
+    assert_eq!(rest, (last + 1..=head).collect::<Vec<_>>());
+    assert!(resumed.quiet().await, "nothing repeated, nothing extra");
 }
 
 // ---- shutdown -------------------------------------------------------------------------------
