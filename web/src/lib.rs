@@ -43,9 +43,9 @@ use std::fmt;
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, ThreadId};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -125,7 +125,17 @@ struct Shared {
     hub: Arc<hub::Hub>,
     /// Fires on close: every waiting ask is withdrawn.
     closed: AbortController,
-    running: Mutex<Option<Running>>,
+    life: Mutex<Life>,
+    /// Notified when a close has ended (the server's thread too).
+    ended: Condvar,
+}
+
+/// Where the server is in its life.
+enum Life {
+    Running(Running),
+    /// A `close()` on that thread is under way.
+    Closing(ThreadId),
+    Closed,
 }
 
 struct Running {
@@ -134,14 +144,42 @@ struct Running {
     subscription: InboxSubscription,
 }
 
+/// Marks a close ended when dropped, also when a listener it ran panicked.
+struct CloseEnded<'a>(&'a Shared);
+
+impl Drop for CloseEnded<'_> {
+    fn drop(&mut self) {
+        *self.0.life.lock().unwrap_or_else(|e| e.into_inner()) = Life::Closed;
+        self.0.ended.notify_all();
+    }
+}
+
 impl Shared {
     fn close(&self) {
-        let running = self
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let Some(running) = running else { return };
+        let me = std::thread::current().id();
+        let mut life = self.life.lock().unwrap_or_else(|e| e.into_inner());
+        let running = match std::mem::replace(&mut *life, Life::Closed) {
+            Life::Running(running) => {
+                *life = Life::Closing(me);
+                running
+            }
+            Life::Closing(closer) => {
+                *life = Life::Closing(closer);
+                // Another close is under way: this one returns when it has ended, as
+                // documented — unless it is that close's own thread (a listener of the
+                // withdrawal closing again) or one of the server's threads, which it waits for.
+                if closer != me && !ON_SERVER_THREAD.with(|f| f.get()) {
+                    let _ended = self
+                        .ended
+                        .wait_while(life, |life| matches!(life, Life::Closing(_)))
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+                return;
+            }
+            Life::Closed => return,
+        };
+        drop(life);
+        let _ended = CloseEnded(self);
         // Withdraw what waits (browsers see `resolved` … `aborted`), then end the streams.
         self.closed.abort();
         running.subscription.unsubscribe();
@@ -248,11 +286,12 @@ impl WebProvider {
                 token,
                 hub,
                 closed: AbortController::new(),
-                running: Mutex::new(Some(Running {
+                life: Mutex::new(Life::Running(Running {
                     stop,
                     thread,
                     subscription,
                 })),
+                ended: Condvar::new(),
             }),
         })
     }
@@ -291,8 +330,10 @@ impl WebProvider {
     /// disposed), open streams end, the port is released, and the server's thread has ended
     /// when this returns. Idempotent; also done when the last clone is dropped.
     ///
-    /// It blocks while open connections finish (a few seconds at most); called on one of
-    /// the server's own threads (an asker's code woken by an answer) it does not wait.
+    /// It blocks while open connections finish (a few seconds at most); called while another
+    /// thread's `close()` is under way, it returns when that one has. Called on one of the
+    /// server's own threads (an asker's code woken by an answer), or again from what the
+    /// closing withdraws (a listener, a subscriber), it does not wait.
     pub fn close(&self) {
         self.shared.close();
     }

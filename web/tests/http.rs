@@ -1562,6 +1562,122 @@ async fn close_withdraws_waiting_asks_and_frees_the_port() {
     f.web.close();
 }
 
+/// `close()` while a client is stuck in the middle of a request (its body never comes whole)
+/// returns all the same — after a short grace, not after the body's minute — with the
+/// connection dropped and the port released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_while_a_client_is_stuck_mid_request() {
+    let f = fixture();
+    let addr = f.web.local_addr();
+    let mut stuck = TcpStream::connect(addr).unwrap();
+    stuck
+        .write_all(
+            format!(
+                "POST /api/v1/questions/1/answer HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 100\r\n\r\n{{\"ans"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    // The request is in progress once another on a new connection was served after it.
+    assert_eq!(f.get("/api/v1/questions").await.status(), StatusCode::OK);
+    let web = f.web.clone();
+    tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || web.close()))
+        .await
+        .expect("close() returns though a request is stuck")
+        .unwrap();
+    assert!(TcpStream::connect(addr).is_err());
+    stuck.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut out = Vec::new();
+    match stuck.read_to_end(&mut out) {
+        Ok(_) => {}
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+    }
+}
+
+/// Two threads closing at once (Python's `close()` releases the GIL): each `close()` returns
+/// only once the server has stopped, as documented — also the one that found the other's
+/// close under way. The second starts while the first is inside its close (withdrawing the
+/// question), and the first gives it a while to return before going on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_that_finds_another_under_way_returns_when_the_server_stopped() {
+    /// The time a close that does not wait has to return while the first is still closing.
+    const WINDOW: Duration = Duration::from_secs(1);
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    wait_pending(&f, 1).await;
+    let addr = f.web.local_addr();
+    let (returned, second) = mpsc::channel::<bool>();
+    let (told, first_waits) = mpsc::channel::<()>();
+    let second_closer = std::sync::Mutex::new(Some((f.web.clone(), returned, told)));
+    let first_waits = std::sync::Mutex::new(first_waits);
+    let _sub = f.web.inbox().subscribe(move |event| {
+        let user_questions::InboxEvent::Resolved { .. } = event else {
+            return;
+        };
+        let Some((web, returned, told)) = second_closer.lock().unwrap().take() else {
+            return;
+        };
+        std::thread::spawn(move || {
+            web.close();
+            // Whether the server had stopped (its port refuses) when close() returned.
+            let _ = returned.send(TcpStream::connect(addr).is_err());
+            let _ = told.send(());
+        });
+        let _ = first_waits.lock().unwrap().recv_timeout(WINDOW);
+    });
+    let web = f.web.clone();
+    tokio::task::spawn_blocking(move || web.close())
+        .await
+        .unwrap();
+    let stopped = tokio::task::spawn_blocking(move || second.recv_timeout(PATIENCE))
+        .await
+        .unwrap()
+        .expect("the second close() returns");
+    assert!(
+        stopped,
+        "the second close() returned before the server stopped"
+    );
+    let e = settled(&rx).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "the user-questions provider was disposed before the user answered"
+    );
+}
+
+/// `close()` called again from what the closing withdraws — here an inbox subscriber hearing
+/// `resolved`, on the closing thread — returns at once instead of waiting for itself.
+#[test]
+fn close_called_again_from_what_it_withdraws_returns() {
+    let f = fixture();
+    let rx = ask_one(&f, "q");
+    while f.web.inbox().is_empty() {
+        std::thread::yield_now();
+    }
+    let (again, returned) = mpsc::channel::<()>();
+    let inner = std::sync::Mutex::new(Some((f.web.clone(), again)));
+    let _sub = f.web.inbox().subscribe(move |event| {
+        if let user_questions::InboxEvent::Resolved { .. } = event
+            && let Some((web, again)) = inner.lock().unwrap().take()
+        {
+            web.close();
+            let _ = again.send(());
+        }
+    });
+    let web = f.web.clone();
+    let (closed, done) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        web.close();
+        let _ = closed.send(());
+    });
+    returned
+        .recv_timeout(PATIENCE)
+        .expect("the inner close() returns");
+    done.recv_timeout(PATIENCE)
+        .expect("the outer close() returns");
+    assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
+    assert!(TcpStream::connect(f.web.local_addr()).is_err());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_context_stops_a_provider_it_owns() {
     let web = WebProvider::bind("127.0.0.1:0").unwrap();
