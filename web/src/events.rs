@@ -302,6 +302,28 @@ mod tests {
         }
     }
 
+    /// The edge of the log: a `Last-Event-ID` just before the oldest event kept still resumes
+    /// (every later event is there); one older than that gets a fresh replay instead.
+    #[test]
+    fn a_resume_from_just_before_the_oldest_event_kept_still_resumes() {
+        let log = EventLog::default();
+        log.requested(1, "p1".into());
+        for ticket in 2..(LOG_CAPACITY as u64 + 12) {
+            log.requested(ticket, "x".into());
+            log.resolved(ticket, "cancelled");
+        }
+        let (oldest, head) = {
+            let state = log.lock();
+            (state.log.front().unwrap().id, state.head)
+        };
+        assert!(oldest > 2, "the log has dropped events");
+        let resumed = log.connect(Some(oldest - 1)).expect("open").replay;
+        let ids: Vec<u64> = resumed.iter().map(|e| e.id).collect();
+        assert_eq!(ids, (oldest..=head).collect::<Vec<_>>());
+        let fresh = log.connect(Some(oldest - 2)).expect("open").replay;
+        assert_eq!(ids_and_data(&fresh), [(head, "p1".to_owned())]);
+    }
+
     /// Streams that went away are let go when another connects, also with no event between.
     #[test]
     fn streams_that_went_away_are_let_go_when_another_connects() {

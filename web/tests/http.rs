@@ -647,6 +647,60 @@ async fn a_foreign_host_is_forbidden_on_loopback() {
     }
 }
 
+/// On the IPv6 loopback the URL brackets the address, its login works, `[::1]:PORT` is a
+/// loopback `Host`, and the page's own origin `http://[::1]:PORT` may post.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ipv6_loopback_is_served_like_any_loopback() {
+    let web = WebProvider::builder()
+        .listen("[::1]:0")
+        .token(TOKEN)
+        .bind()
+        .expect("bind [::1]");
+    let ctx = Context::new();
+    let _ = ctx.user_questions().register_provider(web.clone()).unwrap();
+    let base = format!("http://[::1]:{}", web.local_addr().port());
+    assert_eq!(web.url(), format!("{base}/?token={TOKEN}"));
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let login = client.get(web.url()).send().await.unwrap();
+    assert_eq!(login.status(), StatusCode::SEE_OTHER);
+    let session = login.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("q", &["A"])]),
+    );
+    while web.inbox().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let response = client
+        .post(format!("{base}/api/v1/questions/1/answer"))
+        .header(header::COOKIE, session)
+        .header(header::ORIGIN, base.clone())
+        .body(r#"{"answers":[{"id":"q","selected":["A"]}]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap().answers[0].selected, ["A"]);
+    // Another host is still refused there.
+    let out = raw(
+        web.local_addr(),
+        &format!(
+            "GET /api/v1/questions HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    web.close();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_host_is_served_on_a_non_loopback_address() {
     let web = WebProvider::builder()
