@@ -1572,6 +1572,75 @@ async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
     assert!(resumed.quiet().await, "nothing repeated, nothing extra");
 }
 
+/// Many streams at once, half of whose clients go away mid-stream (they close their
+/// connection, as a closed tab does): every stream still open gets every event, in the same
+/// order with the same ids, and the ones that went away are let go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_streams_each_get_every_event_while_others_go_away() {
+    let f = fixture();
+    let addr = f.web.local_addr();
+    let mut kept = Vec::new();
+    let mut leaving = Vec::new();
+    for _ in 0..30 {
+        kept.push(SseReader::open(&f, None).await);
+        let mut raw = TcpStream::connect(addr).unwrap();
+        raw.write_all(
+            format!(
+                "GET /api/v1/events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        leaving.push(raw);
+    }
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while f.web.event_streams() < 60 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "60 streams never opened"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // One question asked and cancelled: ticket `t`'s events are ids 2t-1 and 2t.
+    let round = |f: &Fixture, ticket: u64| {
+        let rx = ask_one(f, "q");
+        while f.web.inbox().is_empty() {
+            std::thread::yield_now();
+        }
+        f.web.inbox().cancel(ticket).unwrap();
+        settled(&rx).unwrap_err();
+    };
+    let mut tickets = 1;
+    round(&f, tickets);
+    drop(leaving);
+    // The server notices a closed connection when it writes to it: events until it has.
+    while f.web.event_streams() > 30 {
+        assert!(
+            tickets < 200,
+            "the streams that went away were never let go"
+        );
+        tickets += 1;
+        round(&f, tickets);
+    }
+    assert_eq!(f.web.event_streams(), 30);
+    let expected: Vec<(u64, String, u64)> = (1..=tickets)
+        .flat_map(|t| {
+            [
+                (2 * t - 1, "requested".to_owned(), t),
+                (2 * t, "resolved".to_owned(), t),
+            ]
+        })
+        .collect();
+    for (i, stream) in kept.iter_mut().enumerate() {
+        let mut got = Vec::new();
+        for _ in 0..expected.len() {
+            let e = stream.next().await.unwrap();
+            got.push((e.id.unwrap(), e.event, e.data["ticket"].as_u64().unwrap()));
+        }
+        assert_eq!(got, expected, "stream {i}");
+    }
+}
+
 // ---- shutdown -------------------------------------------------------------------------------
 
 async fn wait_refused(addr: std::net::SocketAddr) {
