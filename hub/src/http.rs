@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
-use serde::Deserialize;
 use user_questions::UserQuestionError;
 use user_questions_web::events::EventLog;
 use user_questions_web::http::{
@@ -70,9 +70,9 @@ impl Questions for Server {
 }
 
 /// Parses the `{ticket}` of a path: a positive integer the store can hold, or the resource
-/// does not exist.
-fn ticket_of(text: &str) -> Result<u64, ApiError> {
-    user_questions_web::http::ticket_of(text, Server::MAX_TICKET)
+/// does not exist (also a `{ticket}` that cannot be decoded, `%FF`: 404 in the API's shape).
+fn ticket_of(path: Result<Path<String>, PathRejection>) -> Result<u64, ApiError> {
+    user_questions_web::http::ticket_in(path, Server::MAX_TICKET)
 }
 
 // ---- the asker's API ------------------------------------------------------------------------
@@ -122,24 +122,40 @@ async fn ask(
     ))
 }
 
-#[derive(Deserialize)]
+/// The query of a poll: its `waitMs` values (a query that cannot be read has none that count:
+/// it is refused like a bad one).
 struct PollQuery {
-    #[serde(rename = "waitMs")]
-    wait_ms: Option<String>,
+    wait_ms: Vec<String>,
 }
 
-/// `waitMs`: absent is 0, above 60,000 is 60,000; anything but a non-negative integer is
-/// `INVALID_ARGUMENT`.
-fn wait_of(query: &PollQuery) -> Result<Duration, ApiError> {
-    let Some(text) = &query.wait_ms else {
-        return Ok(Duration::ZERO);
+impl PollQuery {
+    fn of(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Option<PollQuery> {
+        let Query(pairs) = query.ok()?;
+        Some(PollQuery {
+            wait_ms: pairs
+                .into_iter()
+                .filter(|(name, _)| name == "waitMs")
+                .map(|(_, value)| value)
+                .collect(),
+        })
+    }
+}
+
+/// `waitMs`: absent is 0, above 60,000 is 60,000; anything but one non-negative integer (also
+/// `waitMs` given twice, or a query that cannot be read) is `INVALID_ARGUMENT`.
+fn wait_of(query: Option<&PollQuery>) -> Result<Duration, ApiError> {
+    let bad = || -> ApiError {
+        UserQuestionError::invalid_argument("waitMs must be an integer from 0 to 60000").into()
+    };
+    let text = match query.map(|q| q.wait_ms.as_slice()) {
+        None => return Err(bad()),
+        Some([]) => return Ok(Duration::ZERO),
+        Some([text]) => text,
+        Some(_) => return Err(bad()),
     };
     let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     if !digits {
-        return Err(UserQuestionError::invalid_argument(
-            "waitMs must be an integer from 0 to 60000",
-        )
-        .into());
+        return Err(bad());
     }
     let ms = text.parse::<u64>().unwrap_or(u64::MAX).min(MAX_WAIT_MS);
     Ok(Duration::from_millis(ms))
@@ -147,11 +163,11 @@ fn wait_of(query: &PollQuery) -> Result<Duration, ApiError> {
 
 async fn poll(
     State(server): State<Arc<Server>>,
-    Path(ticket): Path<String>,
-    Query(query): Query<PollQuery>,
+    ticket: Result<Path<String>, PathRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket)?;
-    let wait = wait_of(&query)?;
+    let ticket = ticket_of(ticket)?;
+    let wait = wait_of(PollQuery::of(query).as_ref())?;
     let polled = server.asks.status(ticket, wait).await?;
     let mut response = json_response(StatusCode::OK, polled.body);
     if let Some(at) = polled.expires_at
@@ -164,9 +180,9 @@ async fn poll(
 
 async fn withdraw(
     State(server): State<Arc<Server>>,
-    Path(ticket): Path<String>,
+    ticket: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    let ticket = ticket_of(&ticket)?;
+    let ticket = ticket_of(ticket)?;
     server.asks.settle(ticket, Settle::Withdraw).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }
@@ -177,32 +193,29 @@ mod tests {
 
     #[test]
     fn waits() {
-        let q = |s: &str| PollQuery {
-            wait_ms: Some(s.to_owned()),
+        let q = |values: &[&str]| PollQuery {
+            wait_ms: values.iter().map(|v| (*v).to_owned()).collect(),
         };
+        let wait = |values: &[&str]| wait_of(Some(&q(values))).ok();
+        assert_eq!(wait(&[]), Some(Duration::ZERO));
+        assert_eq!(wait(&["250"]), Some(Duration::from_millis(250)));
+        assert_eq!(wait(&["90000"]), Some(Duration::from_millis(60_000)));
         assert_eq!(
-            wait_of(&PollQuery { wait_ms: None }).ok(),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(wait_of(&q("250")).ok(), Some(Duration::from_millis(250)));
-        assert_eq!(
-            wait_of(&q("90000")).ok(),
+            wait(&["99999999999999999999999"]),
             Some(Duration::from_millis(60_000))
         );
-        assert_eq!(
-            wait_of(&q("99999999999999999999999")).ok(),
-            Some(Duration::from_millis(60_000))
-        );
-        assert!(wait_of(&q("-1")).is_err());
-        assert!(wait_of(&q("1.5")).is_err());
-        assert!(wait_of(&q("")).is_err());
+        for bad in [&["-1"][..], &["1.5"], &[""], &["1", "1"]] {
+            assert_eq!(wait(bad), None, "{bad:?}");
+        }
+        assert!(wait_of(None).is_err(), "a query that cannot be read");
     }
 
     #[test]
     fn tickets() {
-        assert_eq!(ticket_of("12").ok(), Some(12));
-        assert!(ticket_of("0").is_err());
-        assert!(ticket_of("+1").is_err());
-        assert!(ticket_of("abc").is_err());
+        let ticket = |text: &str| ticket_of(Ok(Path(text.to_owned()))).ok();
+        assert_eq!(ticket("12"), Some(12));
+        assert_eq!(ticket("0"), None);
+        assert_eq!(ticket("+1"), None);
+        assert_eq!(ticket("abc"), None);
     }
 }

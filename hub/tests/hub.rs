@@ -635,12 +635,37 @@ fn unknown_and_settled_tickets() {
             "/api/v1/asks/+1",
             ("NOT_FOUND", "no such resource"),
         ),
+        // Percent-encoded bytes that are not UTF-8: no ticket either, in the API's shape.
+        (
+            Method::GET,
+            "/api/v1/asks/%FF",
+            ("NOT_FOUND", "no such resource"),
+        ),
+        (
+            Method::DELETE,
+            "/api/v1/asks/%FF",
+            ("NOT_FOUND", "no such resource"),
+        ),
     ] {
         let (status, value) = f.send(method.clone(), path, None);
         assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
         assert_eq!(error_of(&value), error, "{method} {path}");
     }
     let t = f.post_ask(ask_body("q"));
+    // A `waitMs` that is not one integer (given twice, or not UTF-8) is refused in the API's
+    // shape, like any bad one.
+    for query in ["waitMs=1&waitMs=2", "waitMs=%FF", "waitMs=x"] {
+        let (status, value) = f.get(&format!("/api/v1/asks/{t}?{query}"));
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}");
+        assert_eq!(
+            error_of(&value),
+            (
+                "INVALID_ARGUMENT",
+                "waitMs must be an integer from 0 to 60000"
+            ),
+            "{query}"
+        );
+    }
     assert_eq!(
         f.delete(&format!("/api/v1/asks/{t}")),
         (StatusCode::OK, json!({"ok": true}))
