@@ -34,10 +34,15 @@ Object.defineProperty(UserQuestionError.prototype, 'name', {
  * @returns {err is { name: 'UserQuestionError', code: string, message: string }}
  */
 function isUserQuestionError(err) {
-  if (err instanceof UserQuestionError) return true
-  if (err === null || typeof err !== 'object') return false
-  const e = /** @type {{ name?: unknown, code?: unknown, message?: unknown }} */ (err)
-  return e.name === 'UserQuestionError' && typeof e.code === 'string' && typeof e.message === 'string'
+  try {
+    if (err instanceof UserQuestionError) return true
+    if (err === null || typeof err !== 'object') return false
+    const e = /** @type {{ name?: unknown, code?: unknown, message?: unknown }} */ (err)
+    return e.name === 'UserQuestionError' && typeof e.code === 'string' && typeof e.message === 'string'
+  } catch {
+    // Looking at it threw (a Proxy's trap, a revoked Proxy): not one.
+    return false
+  }
 }
 
 /**
@@ -86,7 +91,9 @@ function toJson(value, what, code) {
 }
 
 /**
- * The message of anything thrown: its `message`, or `String(it)` when that is empty.
+ * The message of anything thrown: its `message`, or `String(it)` when that is empty. Never
+ * throws: what cannot be read (a throwing getter, a Proxy's trap, a revoked Proxy) is named by
+ * its kind, `[object Object]`.
  * @param {unknown} err
  * @returns {string}
  */
@@ -99,7 +106,12 @@ function describe(err) {
     }
     if (message === '') message = String(err)
   } catch {
-    message = Object.prototype.toString.call(err)
+    try {
+      message = Object.prototype.toString.call(err)
+    } catch {
+      // A Proxy that answers nothing (revoked, or its traps throw).
+      message = typeof err === 'function' ? '[object Function]' : '[object Object]'
+    }
   }
   return message
 }

@@ -34,12 +34,19 @@ function notAnAnswer(err) {
 }
 
 /**
+ * The outcome JSON of a provider failure (`err`: what it threw or rejected with); never throws.
  * @param {unknown} err
  * @returns {string}
  */
 function failureOf(err) {
   if (isUserQuestionError(err)) {
-    return JSON.stringify({ error: { code: err.code, message: err.message } })
+    try {
+      // Read once more, and a getter may answer differently: kept only if still strings.
+      const { code, message } = err
+      if (typeof code === 'string' && typeof message === 'string') {
+        return JSON.stringify({ error: { code, message } })
+      }
+    } catch {}
   }
   return JSON.stringify({ error: { code: 'PROVIDER_FAILED', message: describe(err) } })
 }
@@ -279,7 +286,15 @@ function runProvider(provider, call, payload, record, finish) {
   // On the fast path a plain answer goes as a copy, which the asker can then get as it is.
   // One returned as it is (no promise) is copied now, before anything else runs: the asker
   // gets what the provider answered, whatever the provider does with it afterwards.
-  if (typeof result === 'object' && result !== null && !('then' in result)) {
+  let thenable
+  try {
+    thenable = typeof result === 'object' && result !== null && 'then' in result
+  } catch (err) {
+    // Looking at it threw (a Proxy's `has` trap, a revoked Proxy): not an answer.
+    finish(call, record, notAnAnswer(err))
+    return
+  }
+  if (typeof result === 'object' && result !== null && !thenable) {
     const copy = copied(call, record, finish, result)
     if (copy === null) return
     if (copy !== undefined) {
@@ -289,7 +304,15 @@ function runProvider(provider, call, payload, record, finish) {
     }
   }
   // As `await` would: a thenable is followed, anything else is the answer.
-  Promise.resolve(result).then(
+  let followed
+  try {
+    followed = Promise.resolve(result)
+  } catch (err) {
+    // A promise whose `constructor` getter throws.
+    finish(call, record, failureOf(err))
+    return
+  }
+  followed.then(
     (answer) => {
       const copy = copied(call, record, finish, answer)
       if (copy === undefined) finish(call, record, outcomeOf(answer))

@@ -174,6 +174,31 @@ test('a throwing subscriber is reported as a warning and does not stop the other
   }
 })
 
+test('a subscriber throwing what cannot be looked at (a revoked Proxy) is still reported, once per event', async () => {
+  const { ctx, inbox } = setUp()
+  const warnings = []
+  const onWarning = (w) => warnings.push(`${w.code}: ${w.message}`)
+  process.on('warning', onWarning)
+  try {
+    const seen = []
+    inbox.subscribe(() => {
+      const { proxy, revoke } = Proxy.revocable({}, {})
+      revoke()
+      throw proxy
+    })
+    inbox.subscribe((event) => seen.push(event.type))
+    const asked = ctx.userQuestions.ask({ questions: QUESTIONS })
+    inbox.cancel(1)
+    await assert.rejects(asked, { code: 'ASK_CANCELLED' })
+    // Warnings are emitted on the next tick: all of them are out after a turn of the loop.
+    await tick()
+    assert.deepEqual(seen, ['requested', 'resolved'])
+    assert.deepEqual(warnings, Array(2).fill('USER_QUESTIONS_SUBSCRIBER: a QuestionInbox subscriber threw: [object Object]'))
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 test('disposing the context settles a pending question ASK_ABORTED and drops it', async () => {
   const { ctx, inbox } = setUp()
   const asked = ctx.userQuestions.ask({ questions: QUESTIONS })

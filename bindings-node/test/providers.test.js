@@ -4,7 +4,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
-const { AutoResponder, Context, QuestionInbox, UserQuestionError } = require('..')
+const { AskUserQuestionTool, AutoResponder, Context, QuestionInbox, UserQuestionError } = require('..')
 
 const QUESTIONS = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
 const YES = { answers: [{ id: 'go', selected: ['Yes'] }] }
@@ -323,4 +323,153 @@ test('a signal first read after the withdrawal is already aborted', async () => 
   await assert.rejects(asked, { code: 'ASK_ABORTED' })
   assert.equal(request.signal.aborted, true)
   ctx.dispose()
+})
+
+/** A Proxy that answers nothing: every look at it (`in`, `instanceof`, a property) throws. */
+function revokedProxy() {
+  const { proxy, revoke } = Proxy.revocable({}, {})
+  revoke()
+  return proxy
+}
+
+/**
+ * The outcome of one ask through `ask()` (the fast path) and one through the tool (the
+ * provider called by the native side), each with a provider running `ask`; fails as soon as
+ * anything escapes as an unhandled rejection (which would end a host's process).
+ */
+async function outcomesWithoutEscape(ask) {
+  let escaped
+  const escape = new Promise((_, reject) => {
+    escaped = (reason) => reject(new Error(`an unhandled rejection escaped: ${reason}`))
+  })
+  escape.catch(() => {})
+  process.on('unhandledRejection', escaped)
+  const ctx = new Context()
+  try {
+    ctx.userQuestions.registerProvider({ ask })
+    const viaAsk = ctx.userQuestions.ask({ questions: QUESTIONS }).then(
+      (value) => ({ value }),
+      (error) => ({ code: error.code, message: error.message }),
+    )
+    const viaTool = new AskUserQuestionTool(ctx)
+      .execute({ questions: QUESTIONS })
+      .then((result) => (result.isError ? { code: result.error.code, message: result.error.message } : result))
+    return await Promise.race([Promise.all([viaAsk, viaTool]), escape])
+  } finally {
+    process.off('unhandledRejection', escaped)
+    ctx.dispose()
+  }
+}
+
+const NOT_AN_ANSWER = 'the user-questions provider answered with something that is not an answer: '
+
+for (const [name, ask, message] of [
+  [
+    'throws a revoked Proxy',
+    () => {
+      throw revokedProxy()
+    },
+    '[object Object]',
+  ],
+  ['rejects with a revoked Proxy', () => Promise.reject(revokedProxy()), '[object Object]'],
+  [
+    'throws a Proxy whose prototype cannot be read (instanceof throws)',
+    () => {
+      throw new Proxy(new Error('hidden'), {
+        getPrototypeOf() {
+          throw new Error('no prototype')
+        },
+      })
+    },
+    'hidden',
+  ],
+  [
+    'throws a look-alike UserQuestionError whose message getter throws',
+    () => {
+      throw {
+        name: 'UserQuestionError',
+        code: 'ASK_CANCELLED',
+        get message() {
+          throw new Error('no message')
+        },
+      }
+    },
+    '[object Object]',
+  ],
+  [
+    'throws a look-alike UserQuestionError whose code getter throws when read again',
+    () => {
+      let reads = 0
+      throw {
+        name: 'UserQuestionError',
+        message: 'twice',
+        get code() {
+          if (reads++ > 0) throw new Error('read once')
+          return 'ASK_CANCELLED'
+        },
+      }
+    },
+    'twice',
+  ],
+  ['returns a revoked Proxy', () => revokedProxy(), `${NOT_AN_ANSWER}Cannot perform 'has' on a proxy that has been revoked`],
+  [
+    "returns a Proxy whose `has` trap throws (the look for `then`)",
+    () =>
+      new Proxy(
+        { answers: [] },
+        {
+          has() {
+            throw new Error('no has')
+          },
+        },
+      ),
+    `${NOT_AN_ANSWER}no has`,
+  ],
+  [
+    'returns a promise whose constructor getter throws',
+    () => {
+      const promise = Promise.resolve(YES)
+      Object.defineProperty(promise, 'constructor', {
+        get() {
+          throw new Error('no constructor')
+        },
+      })
+      return promise
+    },
+    'no constructor',
+  ],
+]) {
+  test(`a provider that ${name}: PROVIDER_FAILED naming what it could, through ask() and the tool, nothing escapes`, async () => {
+    const failed = { code: 'PROVIDER_FAILED', message }
+    assert.deepEqual(await outcomesWithoutEscape(ask), [failed, failed])
+  })
+}
+
+test('a UserQuestionError of another copy of the package (a look-alike) passes through with its code', async () => {
+  class ForeignError extends Error {
+    get name() {
+      return 'UserQuestionError'
+    }
+  }
+  const cancelled = { code: 'ASK_CANCELLED', message: 'the user cancelled ask_user_question' }
+  assert.deepEqual(
+    await outcomesWithoutEscape(() => {
+      throw Object.assign(new ForeignError(cancelled.message), { code: cancelled.code })
+    }),
+    [cancelled, cancelled],
+  )
+  assert.deepEqual(await outcomesWithoutEscape(() => Promise.reject({ name: 'UserQuestionError', ...cancelled })), [
+    cancelled,
+    cancelled,
+  ])
+  // A look-alike whose code is not a string is a plain failure.
+  assert.deepEqual(
+    await outcomesWithoutEscape(() => {
+      throw { name: 'UserQuestionError', code: 8, message: 'eight' }
+    }),
+    [
+      { code: 'PROVIDER_FAILED', message: 'eight' },
+      { code: 'PROVIDER_FAILED', message: 'eight' },
+    ],
+  )
 })
