@@ -12,11 +12,21 @@ const { UserQuestionError } = require('./errors.js')
 function isAbortSignal(signal) {
   if (signal === null || typeof signal !== 'object') return false
   const s = /** @type {Record<string, unknown>} */ (signal)
-  return (
-    typeof s.aborted === 'boolean' &&
-    typeof s.addEventListener === 'function' &&
-    typeof s.removeEventListener === 'function'
-  )
+  try {
+    return (
+      typeof s.aborted === 'boolean' &&
+      typeof s.addEventListener === 'function' &&
+      typeof s.removeEventListener === 'function'
+    )
+  } catch {
+    // Looking at it threw (a getter, a Proxy's trap): no signal to listen to.
+    return false
+  }
+}
+
+/** The error for what is not an `AbortSignal` (§3: malformed input). */
+function notASignal() {
+  return new UserQuestionError('signal must be an AbortSignal', 'INVALID_REQUEST')
 }
 
 /**
@@ -43,21 +53,27 @@ const NOT_LINKED = [null, () => {}]
  * Links a standard `AbortSignal` to its native abort: an already-aborted signal aborts it at
  * once; otherwise the signal's shared `abort` listener does (the caller's `onabort` and
  * listeners are never touched). Returns `[nativeAbort, unlink]`; `unlink` takes the listener
- * off once the signal's last ask has settled. Throws `INVALID_REQUEST` for a non-signal.
+ * off once the signal's last ask has settled, and never throws. Throws `INVALID_REQUEST` (and
+ * nothing else) for a non-signal, also one that looks like a signal but throws when read or
+ * listened to.
  * @param {unknown} signal
  * @returns {[native.NativeAbort | null, () => void]}
  */
 function linkSignal(signal) {
   if (signal == null) return NOT_LINKED
-  if (!isAbortSignal(signal)) {
-    throw new UserQuestionError('signal must be an AbortSignal', 'INVALID_REQUEST')
-  }
+  if (!isAbortSignal(signal)) throw notASignal()
   let abort = nativeAborts.get(signal)
   if (abort === undefined) {
     abort = new native.NativeAbort()
     nativeAborts.set(signal, abort)
   }
-  if (signal.aborted) {
+  let aborted
+  try {
+    aborted = signal.aborted
+  } catch {
+    throw notASignal()
+  }
+  if (aborted) {
     abort.abort()
     return [abort, () => {}]
   }
@@ -67,9 +83,13 @@ function linkSignal(signal) {
       linkedSignals.delete(signal)
       nativeAborts.get(signal)?.abort()
     }
+    try {
+      signal.addEventListener('abort', onAbort, { once: true })
+    } catch {
+      throw notASignal()
+    }
     link = { asks: 0, onAbort }
     linkedSignals.set(signal, link)
-    signal.addEventListener('abort', onAbort, { once: true })
   }
   link.asks += 1
   const current = link
@@ -81,7 +101,11 @@ function linkSignal(signal) {
       linked = false
       if (--current.asks > 0 || linkedSignals.get(signal) !== current) return
       linkedSignals.delete(signal)
-      signal.removeEventListener('abort', current.onAbort)
+      try {
+        signal.removeEventListener('abort', current.onAbort)
+      } catch {
+        // A look-alike signal that throws: the ask has settled, and that stands.
+      }
     },
   ]
 }

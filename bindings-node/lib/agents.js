@@ -3,7 +3,7 @@
 'use strict'
 
 const native = require('../native.js')
-const { callNative, invalidArgument } = require('./errors.js')
+const { callNative, field, invalidArgument } = require('./errors.js')
 const { withDispose } = require('./dispose.js')
 
 /** key → WeakRef<Agent>: how a provider gets back the very object the asker passed. */
@@ -31,6 +31,8 @@ function agentByKey(key) {
 let nativeOf
 /** @type {(agent: Agent) => number} */
 let keyOf
+/** @type {(value: unknown) => boolean} */
+let hasAgentBrand
 
 /** An agent instance. Identity is the instance: two agents with one id are different agents. */
 class Agent {
@@ -79,7 +81,18 @@ class Agent {
   static {
     nativeOf = (agent) => agent.#native
     keyOf = (agent) => agent.#key
+    hasAgentBrand = (value) => typeof value === 'object' && value !== null && #native in value
   }
+}
+
+/**
+ * Whether `value` is an `Agent` of this package: a brand check, which never throws and never
+ * runs a Proxy's trap (an object made from `Agent.prototype` without the constructor is not one).
+ * @param {unknown} value
+ * @returns {value is Agent}
+ */
+function isAgent(value) {
+  return hasAgentBrand(value)
 }
 
 /**
@@ -90,8 +103,8 @@ class Agent {
  * @returns {native.NativeAgent}
  */
 function nativeAgentFor(agent) {
-  if (agent instanceof Agent) return nativeOf(agent)
-  const id = /** @type {{ id?: unknown } | null | undefined} */ (agent)?.id
+  if (isAgent(agent)) return nativeOf(agent)
+  const id = field(agent, 'id', undefined)
   return new native.NativeAgent(typeof id === 'string' ? id : '', 0)
 }
 
@@ -101,7 +114,7 @@ function nativeAgentFor(agent) {
  * @returns {number | undefined}
  */
 function pinAgent(agent) {
-  if (!(agent instanceof Agent)) return undefined
+  if (!isAgent(agent)) return undefined
   const key = keyOf(agent)
   const entry = pinnedAgents.get(key)
   if (entry) entry[1] += 1
@@ -137,8 +150,8 @@ class AgentRegistry {
    * @param {Agent | null} [owner]
    */
   enter(agent, owner) {
-    if (!(agent instanceof Agent)) throw invalidArgument('enter() needs an Agent')
-    if (owner != null && !(owner instanceof Agent)) {
+    if (!isAgent(agent)) throw invalidArgument('enter() needs an Agent')
+    if (owner != null && !isAgent(owner)) {
       throw invalidArgument('the owner must be an Agent (or absent for a runtime root)')
     }
     const nativeAgent = nativeOf(agent)
@@ -186,4 +199,12 @@ class AgentRegistry {
   }
 }
 
-module.exports = { Agent, AgentRegistry, agentByKey, nativeAgentFor, pinAgent, unpinAgent }
+module.exports = {
+  Agent,
+  AgentRegistry,
+  agentByKey,
+  isAgent,
+  nativeAgentFor,
+  pinAgent,
+  unpinAgent,
+}

@@ -68,6 +68,44 @@ function callNative(fn) {
   }
 }
 
+/**
+ * `object[name]`, read once; `unreadable` when reading it throws (a getter, a Proxy's trap),
+ * `undefined` when `object` is null or undefined.
+ * @param {unknown} object
+ * @param {string} name
+ * @param {unknown} unreadable
+ * @returns {unknown}
+ */
+function field(object, name, unreadable) {
+  if (object == null) return undefined
+  try {
+    return /** @type {Record<string, unknown>} */ (object)[name]
+  } catch {
+    return unreadable
+  }
+}
+
+/**
+ * What a field whose reading threw counts as: an object of no use to any field, so each is
+ * refused as a value of the wrong type, with its own message (§3, §16, §20): not an
+ * `AbortSignal`, not a live agent (`CALLER_NOT_LIVE`), not a `timeoutMs`, not a `key`.
+ */
+const UNREADABLE = Object.freeze({})
+
+/**
+ * Whether `value` is an object that is not an array (a revoked Proxy, which cannot say, is not).
+ * @param {unknown} value
+ * @returns {value is Record<string, unknown>}
+ */
+function isRecord(value) {
+  if (value === null || typeof value !== 'object') return false
+  try {
+    return !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
 /** @param {string} message */
 function invalidArgument(message) {
   return new UserQuestionError(message, 'INVALID_ARGUMENT')
@@ -116,4 +154,15 @@ function describe(err) {
   return message
 }
 
-module.exports = { CODES, UserQuestionError, isUserQuestionError, callNative, invalidArgument, toJson, describe }
+module.exports = {
+  CODES,
+  UNREADABLE,
+  UserQuestionError,
+  callNative,
+  describe,
+  field,
+  invalidArgument,
+  isRecord,
+  isUserQuestionError,
+  toJson,
+}

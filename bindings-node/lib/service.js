@@ -4,10 +4,19 @@
 
 const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
-const { Agent, nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
+const { isAgent, nativeAgentFor, pinAgent, unpinAgent } = require('./agents.js')
 const { AutoResponder, autoNativeOf } = require('./auto.js')
 const { withDispose } = require('./dispose.js')
-const { UserQuestionError, callNative, describe, invalidArgument, toJson } = require('./errors.js')
+const {
+  UNREADABLE,
+  UserQuestionError,
+  callNative,
+  describe,
+  field,
+  invalidArgument,
+  isRecord,
+  toJson,
+} = require('./errors.js')
 const { QuestionInbox, inboxNativeOf } = require('./inbox.js')
 const { dispatcherFor } = require('./provider.js')
 const { isText, questionsCopy } = require('./snapshot.js')
@@ -119,16 +128,17 @@ function warnJournalError(nativeContext) {
 /**
  * The JSON text of a wire request: `questions` and, when given, `timeoutMs` and `key` (§16,
  * §20), which the core checks.
- * @param {{ questions?: unknown, timeoutMs?: unknown, key?: unknown }} request
- * @param {string} [questions] the JSON text of `request.questions`, when made already
+ * @param {string} questions the JSON text of the request's questions
+ * @param {unknown} timeoutMs
+ * @param {unknown} key
  * @returns {string}
  */
-function requestJson(request, questions = toJson(request.questions, 'questions', 'INVALID_REQUEST')) {
+function requestJson(questions, timeoutMs, key) {
   let json = `{"questions":${questions}`
-  if (request.timeoutMs !== undefined) {
-    json += `,"timeoutMs":${toJson(wireNumber(request.timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
+  if (timeoutMs !== undefined) {
+    json += `,"timeoutMs":${toJson(wireNumber(timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
   }
-  if (request.key !== undefined) json += `,"key":${toJson(wireKey(request.key), 'key', 'INVALID_REQUEST')}`
+  if (key !== undefined) json += `,"key":${toJson(wireKey(key), 'key', 'INVALID_REQUEST')}`
   return `${json}}`
 }
 
@@ -175,7 +185,7 @@ class UserQuestionService {
   /**
    * The same, one per agent that asked: `#native.ask` of a request that is only questions and
    * that agent (made on its first ask; dropped with the agent).
-   * @type {WeakMap<Agent, (json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>>}
+   * @type {WeakMap<import('./agents.js').Agent, (json: string, held?: boolean, whole?: boolean) => string | number | Promise<string>>}
    */
   #askers = new WeakMap()
 
@@ -187,7 +197,7 @@ class UserQuestionService {
 
   /**
    * The bound ask of `agent` (see `#askers`).
-   * @param {Agent} agent
+   * @param {import('./agents.js').Agent} agent
    */
   #askerOf(agent) {
     let asker = this.#askers.get(agent)
@@ -207,7 +217,7 @@ class UserQuestionService {
    */
   #refused(message, agent) {
     const nativeContext = this.#native
-    callNative(() => nativeContext.refuse(message, agent instanceof Agent ? nativeAgentFor(agent) : null))
+    callNative(() => nativeContext.refuse(message, isAgent(agent) ? nativeAgentFor(agent) : null))
     if (journaled.has(nativeContext)) warnJournalError(nativeContext)
     return new UserQuestionError(message, 'INVALID_REQUEST')
   }
@@ -232,9 +242,12 @@ class UserQuestionService {
    * @param {{ questions: unknown, agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown }} request
    */
   async ask(request) {
-    if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-      throw this.#refused('request must be an object', undefined)
-    }
+    if (!isRecord(request)) throw this.#refused('request must be an object', undefined)
+    // Each field is read once. One whose reading throws (a getter, a Proxy's trap) is a value
+    // of the wrong type, refused with that field's own message in its place in the order.
+    const agent = field(request, 'agent', UNREADABLE)
+    const timeoutMs = field(request, 'timeoutMs', UNREADABLE)
+    const key = field(request, 'key', UNREADABLE)
     // With a JS provider registered, questions that are plain data are copied: the core checks
     // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
     // payload leaves them out). See `snapshot.js`.
@@ -245,40 +258,39 @@ class UserQuestionService {
       held = this.#dispatcher === undefined ? undefined : questionsCopy(given)
     } catch (err) {
       // Reading them threw (a getter): questions JSON cannot carry either.
-      throw this.#refused(`questions must be JSON data: ${describe(err)}`, request.agent)
+      throw this.#refused(`questions must be JSON data: ${describe(err)}`, agent)
     }
     /** @type {string} */
     let questions
     /** @type {string | undefined} */
     let json
     // Only questions: the bound asker, which takes them alone (no request text to build).
-    const bare = request.timeoutMs === undefined && request.key === undefined
+    const bare = timeoutMs === undefined && key === undefined
     try {
       questions = held === undefined ? toJson(given, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
-      json = bare ? undefined : requestJson(request, questions)
+      json = bare ? undefined : requestJson(questions, timeoutMs, key)
     } catch (err) {
       // Questions JSON cannot carry (a cycle, a BigInt): refused here, numbered and journaled
       // as the core does for what it refuses (§18).
-      throw this.#refused(/** @type {UserQuestionError} */ (err).message, request.agent)
+      throw this.#refused(/** @type {UserQuestionError} */ (err).message, agent)
     }
     const nativeContext = this.#native
     /** @type {[native.NativeAbort | null, () => void]} */
     let link
     try {
-      link = linkSignal(request.signal)
+      link = linkSignal(field(request, 'signal', UNREADABLE))
     } catch (err) {
       // Not an AbortSignal: refused, numbered and journaled like the rest (§18).
-      throw this.#refused(/** @type {UserQuestionError} */ (err).message, request.agent)
+      throw this.#refused(/** @type {UserQuestionError} */ (err).message, agent)
     }
     const [abort, unlink] = link
-    const agent = request.agent
     /** @type {string | number | Promise<string> | import('./provider.js').Outcome} */
     let text
     try {
       // No signal, and no agent or an `Agent` of this package: a bound asker, given the
       // questions alone or (with a deadline or key) the whole request.
       text =
-        abort === null && (agent == null || agent instanceof Agent)
+        abort === null && (agent == null || isAgent(agent))
           ? callNative(() =>
               (agent == null ? this.#ask : this.#askerOf(agent))(json ?? questions, held !== undefined, !bare),
             )
@@ -339,17 +351,22 @@ class UserQuestionService {
    * @param {{ agent?: unknown, signal?: unknown, timeoutMs?: unknown, question?: unknown }} [options]
    */
   async reviewPlan(plan, options) {
-    if (options != null && (typeof options !== 'object' || Array.isArray(options))) {
+    if (options != null && !isRecord(options)) {
       throw new UserQuestionError('options must be an object', 'INVALID_REQUEST')
     }
+    // Each option is read once; one whose reading throws is a value of the wrong type (see `ask`).
+    const question = field(options, 'question', UNREADABLE)
+    const timeoutMs = field(options, 'timeoutMs', UNREADABLE)
     /** @type {Record<string, unknown>} */
     const wire = { plan }
-    if (options?.question !== undefined) wire.question = options.question
-    if (options?.timeoutMs !== undefined) wire.timeoutMs = wireNumber(options.timeoutMs)
+    if (question !== undefined) wire.question = question
+    if (timeoutMs !== undefined) wire.timeoutMs = wireNumber(timeoutMs)
     const json = toJson(wire, 'the review', 'INVALID_REQUEST')
     const nativeContext = this.#native
-    const text = await inFlight(nativeContext, options?.agent, linkSignal(options?.signal), (agent, abort) =>
-      callNative(() => nativeContext.reviewPlan(json, agent, abort)),
+    const link = linkSignal(field(options, 'signal', UNREADABLE))
+    const agent = field(options, 'agent', UNREADABLE)
+    const text = await inFlight(nativeContext, agent, link, (nativeAgent, abort) =>
+      callNative(() => nativeContext.reviewPlan(json, nativeAgent, abort)),
     )
     const outcome = JSON.parse(text)
     if (outcome.error !== undefined) {

@@ -5,7 +5,7 @@
 const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
 const { Context, contextNativeOf } = require('./context.js')
-const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
+const { UNREADABLE, callNative, describe, field, invalidArgument, toJson } = require('./errors.js')
 const { inFlight, wireKey, wireNumber } = require('./service.js')
 
 const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
@@ -69,23 +69,29 @@ class AskUserQuestionTool {
       return failureResult('INVALID_REQUEST', `arguments are not JSON data: ${describe(err)}`)
     }
     if (argsJson === undefined) argsJson = 'null'
+    // Each of the caller's options is read once; one whose reading throws is a value of the
+    // wrong type, a failure result with that option's own message (see `ask`).
     /** @type {[native.NativeAbort | null, () => void]} */
     let link
     try {
-      link = linkSignal(exec?.signal)
+      link = linkSignal(field(exec, 'signal', UNREADABLE))
     } catch (err) {
+      // Always a UserQuestionError (INVALID_REQUEST).
       const e = /** @type {{ code: string, message: string }} */ (err)
       return failureResult(e.code, e.message)
     }
+    const timeoutMs = field(exec, 'timeoutMs', UNREADABLE)
+    const key = field(exec, 'key', UNREADABLE)
     /** @type {Record<string, unknown>} */
     const options = {}
-    if (exec?.timeoutMs !== undefined) options.timeoutMs = wireNumber(exec.timeoutMs)
-    if (exec?.key !== undefined) options.key = wireKey(exec.key)
+    if (timeoutMs !== undefined) options.timeoutMs = wireNumber(timeoutMs)
+    if (key !== undefined) options.key = wireKey(key)
     const optionsJson = JSON.stringify(options)
+    const agent = field(exec, 'agent', UNREADABLE)
     const nativeContext = this.#native
     try {
-      const text = await inFlight(nativeContext, exec?.agent, link, (agent, abort) =>
-        nativeContext.executeTool(/** @type {string} */ (argsJson), agent, abort, optionsJson),
+      const text = await inFlight(nativeContext, agent, link, (nativeAgent, abort) =>
+        nativeContext.executeTool(/** @type {string} */ (argsJson), nativeAgent, abort, optionsJson),
       )
       return JSON.parse(text)
     } catch (err) {
