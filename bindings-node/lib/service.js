@@ -126,6 +126,19 @@ function warnJournalError(nativeContext) {
 }
 
 /**
+ * Numbers and journals an ask that was refused before the core could read it (`refused`,
+ * §18), as the core does for what it refuses, with `agent`'s id when it is an `Agent` of this
+ * package; reports a journal error.
+ * @param {native.NativeContext} nativeContext
+ * @param {string} message the refusal's message (`INVALID_REQUEST`)
+ * @param {unknown} agent
+ */
+function refuse(nativeContext, message, agent) {
+  callNative(() => nativeContext.refuse(message, isAgent(agent) ? nativeAgentFor(agent) : null))
+  if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+}
+
+/**
  * The JSON text of a wire request: `questions` and, when given, `timeoutMs` and `key` (§16,
  * §20), which the core checks.
  * @param {string} questions the JSON text of the request's questions
@@ -216,9 +229,7 @@ class UserQuestionService {
    * @param {unknown} agent
    */
   #refused(message, agent) {
-    const nativeContext = this.#native
-    callNative(() => nativeContext.refuse(message, isAgent(agent) ? nativeAgentFor(agent) : null))
-    if (journaled.has(nativeContext)) warnJournalError(nativeContext)
+    refuse(this.#native, message, agent)
     return new UserQuestionError(message, 'INVALID_REQUEST')
   }
 
@@ -414,4 +425,4 @@ class UserQuestionService {
   }
 }
 
-module.exports = { UserQuestionService, inFlight, journalOpened, wireKey, wireNumber }
+module.exports = { UserQuestionService, inFlight, journalOpened, refuse, wireKey, wireNumber }

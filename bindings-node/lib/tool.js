@@ -6,7 +6,7 @@ const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
 const { Context, contextNativeOf } = require('./context.js')
 const { UNREADABLE, callNative, describe, field, invalidArgument, toJson } = require('./errors.js')
-const { inFlight, wireKey, wireNumber } = require('./service.js')
+const { inFlight, refuse, wireKey, wireNumber } = require('./service.js')
 
 const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
 
@@ -62,23 +62,37 @@ class AskUserQuestionTool {
    * @param {{ agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown }} [exec]
    */
   async execute(args, exec) {
+    const nativeContext = this.#native
+    // Each of the caller's options is read once; one whose reading throws is a value of the
+    // wrong type, a failure result with that option's own message (see `ask`).
+    const agent = field(exec, 'agent', UNREADABLE)
+    /**
+     * What is refused here, before the core can read it, is numbered and journaled as the
+     * core does for what it refuses (§18), and is the failure form.
+     * @param {string} message
+     */
+    const refused = (message) => {
+      try {
+        refuse(nativeContext, message, agent)
+      } catch {
+        // Only a panic caught at the addon's boundary: the failure form stands.
+      }
+      return failureResult('INVALID_REQUEST', message)
+    }
     let argsJson
     try {
       argsJson = JSON.stringify(args)
     } catch (err) {
-      return failureResult('INVALID_REQUEST', `arguments are not JSON data: ${describe(err)}`)
+      return refused(`arguments are not JSON data: ${describe(err)}`)
     }
     if (argsJson === undefined) argsJson = 'null'
-    // Each of the caller's options is read once; one whose reading throws is a value of the
-    // wrong type, a failure result with that option's own message (see `ask`).
     /** @type {[native.NativeAbort | null, () => void]} */
     let link
     try {
       link = linkSignal(field(exec, 'signal', UNREADABLE))
     } catch (err) {
       // Always a UserQuestionError (INVALID_REQUEST).
-      const e = /** @type {{ code: string, message: string }} */ (err)
-      return failureResult(e.code, e.message)
+      return refused(/** @type {import('./errors.js').UserQuestionError} */ (err).message)
     }
     const timeoutMs = field(exec, 'timeoutMs', UNREADABLE)
     const key = field(exec, 'key', UNREADABLE)
@@ -87,8 +101,6 @@ class AskUserQuestionTool {
     if (timeoutMs !== undefined) options.timeoutMs = wireNumber(timeoutMs)
     if (key !== undefined) options.key = wireKey(key)
     const optionsJson = JSON.stringify(options)
-    const agent = field(exec, 'agent', UNREADABLE)
-    const nativeContext = this.#native
     try {
       const text = await inFlight(nativeContext, agent, link, (nativeAgent, abort) =>
         nativeContext.executeTool(/** @type {string} */ (argsJson), nativeAgent, abort, optionsJson),

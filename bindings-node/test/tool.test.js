@@ -4,7 +4,11 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
-const { Agent, AskUserQuestionTool, Context, UserQuestionError } = require('..')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { Agent, AskUserQuestionTool, AutoResponder, Context, UserQuestionError } = require('..')
 
 const DESCRIPTION =
   'Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.'
@@ -179,6 +183,46 @@ test('a provider error reaches the model as `Error: <message>`', async () => {
     await tool.execute({ questions: [{ id: 'a', question: 'q' }] }),
     failure('ASK_CANCELLED', 'the user cancelled ask_user_question'),
   )
+})
+
+test('refusals of the tool before the core can read them are numbered and journaled like its other refusals', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-tool-journal-'))
+  try {
+    const file = path.join(dir, 'asks.jsonl')
+    const ctx = new Context({ journal: file })
+    ctx.userQuestions.registerProvider(new AutoResponder('first'))
+    const root = new Agent('root')
+    ctx.agents.enter(root)
+    const tool = new AskUserQuestionTool(ctx)
+    const args = { questions: [{ id: 'a', question: 'q' }] }
+    const cyclic = { questions: [] }
+    cyclic.self = cyclic
+    const results = [
+      await tool.execute(cyclic, { agent: root }),
+      await tool.execute(args, { signal: 'soon' }),
+      await tool.execute({ questions: 'a' }),
+      await tool.execute(args, { agent: root }),
+    ]
+    assert.deepEqual(
+      results.map((r) => r.error?.code),
+      ['INVALID_REQUEST', 'INVALID_REQUEST', 'INVALID_REQUEST', undefined],
+    )
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    assert.deepEqual(
+      lines.map((l) => [l.event, l.ask, l.agentId, l.message]),
+      [
+        ['refused', 1, 'root', results[0].error.message],
+        ['refused', 2, undefined, 'signal must be an AbortSignal'],
+        ['refused', 3, undefined, 'questions must be an array'],
+        ['asked', 4, 'root', undefined],
+        ['settled', 4, undefined, undefined],
+      ],
+    )
+    assert.match(results[0].error.message, /^arguments are not JSON data: /)
+    ctx.dispose()
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('the tool needs a Context', () => {
