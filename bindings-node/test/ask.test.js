@@ -5,7 +5,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { getEventListeners } = require('node:events')
 
-const { Agent, Context, UserQuestionError, CODES } = require('..')
+const { Agent, AskUserQuestionTool, Context, QuestionInbox, UserQuestionError, CODES } = require('..')
 
 const M = {
   aborted: 'ask_user_question was aborted before the user answered',
@@ -414,6 +414,62 @@ test('many asks sharing one signal add one listener to it, and abort together', 
   while (calls < 20) await new Promise((resolve) => setImmediate(resolve))
   controller.abort()
   for (const outcome of await Promise.allSettled(asks)) assert.equal(outcome.reason.code, 'ASK_ABORTED')
+})
+
+test('one signal shared by an ask, a plan review and a tool call: one listener until the last settles, one abort withdraws those still waiting', async () => {
+  const ctx = new Context()
+  const inbox = new QuestionInbox()
+  ctx.userQuestions.registerProvider(inbox)
+  const tool = new AskUserQuestionTool(ctx)
+  const controller = new AbortController()
+  const { signal } = controller
+  const asked = ctx.userQuestions.ask({ questions: QUESTIONS, signal })
+  const reviewed = ctx.userQuestions.reviewPlan('1. Ship it.', { signal })
+  const called = tool.execute({ questions: [{ id: 'go', question: 'Proceed?' }] }, { signal })
+  assert.equal(getEventListeners(signal, 'abort').length, 1)
+  assert.deepEqual(
+    inbox.pending().map((p) => p.questions[0].id),
+    ['go', 'plan', 'go'],
+  )
+  // The plan review is answered: the others still listen, through the one listener.
+  inbox.answer(2, { answers: [{ id: 'plan', selected: ['Reject'] }] })
+  assert.deepEqual(await reviewed, { decision: 'rejected' })
+  assert.equal(getEventListeners(signal, 'abort').length, 1)
+  controller.abort()
+  await assert.rejects(asked, { code: 'ASK_ABORTED', message: M.aborted })
+  const result = await called
+  assert.equal(result.isError, true)
+  assert.equal(result.error.code, 'ASK_ABORTED')
+  assert.deepEqual(inbox.pending(), [])
+  assert.equal(getEventListeners(signal, 'abort').length, 0)
+})
+
+test("an abort's reason changes nothing: ASK_ABORTED with the exact message, before and while waiting", async () => {
+  // Before: check #1, ahead of everything else (here, of NO_PROVIDER).
+  const empty = new Context()
+  for (const reason of [new Error('user pressed stop'), 'stop', 42]) {
+    const err = await rejection(empty.userQuestions.ask({ questions: QUESTIONS, signal: AbortSignal.abort(reason) }))
+    assert.ok(err instanceof UserQuestionError)
+    assert.deepEqual({ code: err.code, message: err.message }, { code: 'ASK_ABORTED', message: M.aborted })
+  }
+  const ctx = new Context()
+  const { provider, called } = waitingProvider()
+  ctx.userQuestions.registerProvider(provider)
+  const controller = new AbortController()
+  const waiting = ctx.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+  await called
+  controller.abort(new Error('user pressed stop'))
+  const err = await rejection(waiting)
+  assert.ok(err instanceof UserQuestionError)
+  assert.deepEqual({ code: err.code, message: err.message }, { code: 'ASK_ABORTED', message: M.aborted })
+  // A composite signal (AbortSignal.any) withdraws the ask when any of its sources aborts.
+  const source = new AbortController()
+  const composite = ctx.userQuestions.ask({
+    questions: QUESTIONS,
+    signal: AbortSignal.any([new AbortController().signal, source.signal]),
+  })
+  source.abort('stop')
+  await assert.rejects(composite, { code: 'ASK_ABORTED', message: M.aborted })
 })
 
 test('a context dropped by its creator while an ask waits is not collected under the ask', async () => {
