@@ -11,7 +11,7 @@ const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js')
 const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js')
 
 const { Context, UserQuestionError } = require('../..')
-const { McpElicitationProvider, NO_ELICITATION, toElicitation } = require('../../adapters/mcp.js')
+const { McpElicitationProvider, NO_ELICITATION, supportsFormElicitation, toElicitation } = require('../../adapters/mcp.js')
 
 const QUESTIONS = [
   {
@@ -35,7 +35,7 @@ const QUESTIONS = [
  * client does not declare the capability). `abortWhen`, when given, aborts the ask once it
  * resolves.
  */
-async function connect({ answer, abortWhen, requestScoped } = {}) {
+async function connect({ answer, abortWhen, requestScoped, elicitation } = {}) {
   const server = new McpServer({ name: 'host', version: '1.0.0' })
   const questions = new Context()
   if (!requestScoped) questions.userQuestions.registerProvider(new McpElicitationProvider(server))
@@ -59,7 +59,7 @@ async function connect({ answer, abortWhen, requestScoped } = {}) {
   })
   const client = new Client(
     { name: 'ui', version: '1.0.0' },
-    { capabilities: answer ? { elicitation: { form: {} } } : {} },
+    { capabilities: elicitation !== undefined ? { elicitation } : answer ? { elicitation: { form: {} } } : {} },
   )
   if (answer) client.setRequestHandler(ElicitRequestSchema, answer)
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
@@ -146,6 +146,48 @@ test("a withdrawn ask cancels the client's request", async () => {
     message: 'ask_user_question was aborted before the user answered',
   })
   await cancelledPromise
+  await close()
+})
+
+test('a client declaring elicitation without modes asks in form mode; one declaring only URL mode cannot answer', async () => {
+  const answer = async () => ({ action: 'accept', content: { pkg: 'npm' } })
+  const formByDefault = await connect({ answer, elicitation: {} })
+  assert.deepEqual(await formByDefault.call(), {
+    answers: [
+      { id: 'pkg', selected: ['npm'] },
+      { id: 'ci', selected: [] },
+      { id: 'name', selected: [] },
+    ],
+  })
+  await formByDefault.close()
+  let reached = false
+  const urlOnly = await connect({
+    answer: async () => {
+      reached = true
+      return { action: 'accept' }
+    },
+    elicitation: { url: {} },
+  })
+  assert.deepEqual(await urlOnly.call(), { code: 'PROVIDER_FAILED', message: NO_ELICITATION })
+  assert.equal(reached, false)
+  await urlOnly.close()
+  // An empty elicitation object means form mode (the protocol's backwards-compatible default).
+  assert.equal(supportsFormElicitation({ elicitation: {} }), true)
+  assert.equal(supportsFormElicitation({ elicitation: { form: {}, url: {} } }), true)
+  for (const capabilities of [undefined, null, {}, { elicitation: null }, { elicitation: true }, { elicitation: { url: {} } }]) {
+    assert.equal(supportsFormElicitation(capabilities), false, JSON.stringify(capabilities))
+  }
+})
+
+test('a client whose elicitation request fails: PROVIDER_FAILED naming the client and its error', async () => {
+  const { call, close } = await connect({
+    answer: async () => {
+      throw new Error('the form could not be shown')
+    },
+  })
+  const outcome = await call()
+  assert.equal(outcome.code, 'PROVIDER_FAILED')
+  assert.match(outcome.message, /^the MCP client failed the elicitation: .*the form could not be shown$/)
   await close()
 })
 
