@@ -172,6 +172,61 @@ test('ExitPlanMode without a plan denies without reaching the provider', async (
   ctx.dispose()
 })
 
+test("ExitPlanMode: the agent and the SDK's signal reach the plan review", async () => {
+  const provider = scripted()
+  const ctx = withProvider(provider)
+  const root = new Agent('root')
+  const child = new Agent('child')
+  ctx.agents.enter(root)
+  ctx.agents.enter(child, root)
+  const delegated = await canUseTool(ctx.userQuestions, { agent: child })('ExitPlanMode', { plan: PLAN }, sdkOptions())
+  assert.equal(delegated.behavior, 'deny')
+  assert.match(delegated.message, /^human interaction is unavailable/)
+  assert.equal(provider.requests.length, 0)
+  ctx.dispose()
+
+  const asked = new Context()
+  const inbox = new QuestionInbox()
+  asked.userQuestions.registerProvider(inbox)
+  asked.agents.enter(root)
+  const controller = new AbortController()
+  const pending = canUseTool(asked.userQuestions, { agent: root })(
+    'ExitPlanMode',
+    { plan: PLAN },
+    sdkOptions(controller.signal),
+  )
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(
+    inbox.pending().map((p) => [p.agentId, p.questions[0].detail]),
+    [['root', PLAN]],
+  )
+  controller.abort()
+  assert.deepEqual(await pending, {
+    behavior: 'deny',
+    message: 'ask_user_question was aborted before the user answered',
+  })
+  assert.deepEqual(inbox.pending(), [])
+  asked.dispose()
+})
+
+test('AskUserQuestion: an answer that does not fit its questions denies with BAD_ANSWER’s reason, never allows', async () => {
+  // Answers pass through unchecked by default (§4.6); the tool result is checked (§6).
+  const ctx = withProvider(
+    scripted({
+      answers: [
+        { id: 'q1', selected: ['yarn'] },
+        { id: 'q2', selected: [] },
+      ],
+    }),
+  )
+  const result = await canUseTool(ctx.userQuestions)('AskUserQuestion', INPUT, sdkOptions())
+  assert.deepEqual(result, {
+    behavior: 'deny',
+    message: 'question q1 selects "yarn", which is not one of its options',
+  })
+  ctx.dispose()
+})
+
 test('other tools go to the fallback, or are denied without one', async () => {
   const ctx = new Context()
   const seen = []
