@@ -360,6 +360,47 @@ test('a journal that cannot be written: asks settle, one process warning, no cra
   )
 })
 
+test('a journal whose writes fail (/dev/full): one process warning per context, from whichever way its first ask went', async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(`${w.code}: ${w.message}`)
+  process.on('warning', onWarning)
+  const answerLater = async (request) => {
+    await new Promise((resolve) => setImmediate(resolve))
+    return { answers: request.questions.map(({ id }) => ({ id, selected: [] })) }
+  }
+  const ways = {
+    'an ask that waits for its JS provider': (ctx) => ctx.userQuestions.ask({ questions: Q }),
+    'an ask settled at once (a native provider)': (ctx, auto) => auto.userQuestions.ask({ questions: Q }),
+    'a plan review': (ctx) => ctx.userQuestions.reviewPlan('plan'),
+    'a tool call': (ctx) => new AskUserQuestionTool(ctx).execute({ questions: Q }),
+    'an ask refused before the core could read it': (ctx) =>
+      ctx.userQuestions.ask({ questions: Q, signal: 'soon' }).catch((err) => err.code),
+  }
+  try {
+    for (const [way, run] of Object.entries(ways)) {
+      const ctx = new Context({ journal: '/dev/full' })
+      ctx.userQuestions.registerProvider({ ask: answerLater })
+      const auto = new Context({ journal: '/dev/full' })
+      auto.userQuestions.registerProvider(new AutoResponder('first'))
+      warnings.length = 0
+      for (let i = 0; i < 3; i++) {
+        await run(ctx, auto)
+        // Warnings are emitted on the next tick: all of them are out after a turn of the loop.
+        await new Promise((resolve) => setImmediate(resolve))
+        assert.deepEqual(
+          warnings,
+          ['USER_QUESTIONS_JOURNAL: the user-questions journal /dev/full cannot be written: No space left on device (os error 28)'],
+          `${way}, after ask ${i + 1}`,
+        )
+      }
+      ctx.dispose()
+      auto.dispose()
+    }
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 /** Runs `source` in a fresh Node process; it must exit on its own. */
 function runToExit(source) {
   const run = spawnSync(process.execPath, ['-e', source], { encoding: 'utf8', timeout: 20000 })
