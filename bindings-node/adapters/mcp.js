@@ -193,7 +193,8 @@ function supportsFormElicitation(capabilities) {
   if (!isObject(capabilities)) return false
   const elicitation = capabilities.elicitation
   if (!isObject(elicitation)) return false
-  return (elicitation.form !== undefined && elicitation.form !== null) || elicitation.url === undefined
+  // `null` is absent, as in the Python package: `{url: null}` declares no URL mode.
+  return elicitation.form != null || elicitation.url == null
 }
 
 /**

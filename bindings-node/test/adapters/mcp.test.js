@@ -174,6 +174,9 @@ test('a client declaring elicitation without modes asks in form mode; one declar
   // An empty elicitation object means form mode (the protocol's backwards-compatible default).
   assert.equal(supportsFormElicitation({ elicitation: {} }), true)
   assert.equal(supportsFormElicitation({ elicitation: { form: {}, url: {} } }), true)
+  // `null` is absent, as in Python: `{url: null}` declares no URL mode, `{form: null}` no form.
+  assert.equal(supportsFormElicitation({ elicitation: { url: null } }), true)
+  assert.equal(supportsFormElicitation({ elicitation: { form: null, url: {} } }), false)
   for (const capabilities of [undefined, null, {}, { elicitation: null }, { elicitation: true }, { elicitation: { url: {} } }]) {
     assert.equal(supportsFormElicitation(capabilities), false, JSON.stringify(capabilities))
   }
