@@ -25,7 +25,7 @@ use std::time::Duration;
 use user_questions::{AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem};
 
 use crate::batch::{Entry, Layout, custom_text, is_revise, known_intent};
-use crate::render::clock;
+use crate::render::{clock, shown_keeping_lines as shown};
 
 /// An ask's deadline as the prompts see it.
 pub(crate) struct Countdown {
@@ -108,10 +108,10 @@ impl LinePrompter {
         match &q.header {
             Some(h) => {
                 let tag = if plan { " (plan review)" } else { "" };
-                writeln!(out, "{position} {h}{tag}")?;
-                writeln!(out, "{}", q.question)?;
+                writeln!(out, "{position} {}{tag}", shown(h))?;
+                writeln!(out, "{}", shown(&q.question))?;
             }
-            None => writeln!(out, "{position} {}", q.question)?,
+            None => writeln!(out, "{position} {}", shown(&q.question))?,
         }
         if let Some(detail) = &q.detail {
             if plan {
@@ -121,7 +121,7 @@ impl LinePrompter {
                 if line.trim().is_empty() {
                     writeln!(out, "  |")?;
                 } else {
-                    writeln!(out, "  | {line}")?;
+                    writeln!(out, "  | {}", shown(line))?;
                 }
             }
             if plan {
@@ -132,12 +132,12 @@ impl LinePrompter {
         let order = self.options_in_order();
         for (number, &o) in order.iter().enumerate() {
             let option = &options[o];
-            write!(out, "  {}) {}", number + 1, option.label)?;
+            write!(out, "  {}) {}", number + 1, shown(&option.label))?;
             if Some(o) == layout.approve {
                 write!(out, " [approves the plan]")?;
             }
             if let Some(d) = &option.description {
-                write!(out, " - {d}")?;
+                write!(out, " - {}", shown(d))?;
             }
             writeln!(out)?;
         }
@@ -364,6 +364,35 @@ mod tests {
             LineStep::Done(a) => a.to_compact_json(),
             other => panic!("not answered: {other:?}"),
         }
+    }
+
+    #[test]
+    fn control_characters_in_a_question_are_printed_as_text() {
+        let label = "x\u{1b}[31mred\rCR\u{9b}2J";
+        let mut q = question("pkg", &[label], false);
+        q.header = Some("Hdr\u{1b}]0;pwned\u{7}".into());
+        q.question = "Pick\u{1b}[2J one\nsecond line".into();
+        q.detail = Some("a\u{8}b\u{7f}".into());
+        let (step, out) = run(vec![q], &["1"]);
+        // The answer carries the label as given; only what is printed is made visible.
+        assert_eq!(
+            answer_json(&step),
+            format!(
+                r#"{{"answers":[{{"id":"pkg","selected":[{}]}}]}}"#,
+                serde_json::to_string(label).unwrap()
+            )
+        );
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "a control character was printed: {out:?}"
+        );
+        assert!(out.contains("[1/1] Hdr\u{241b}]0;pwned\u{2407}\n"), "{out}");
+        assert!(out.contains("Pick\u{241b}[2J one\nsecond line\n"), "{out}");
+        assert!(out.contains("  | a\u{2408}b\u{2421}\n"), "{out}");
+        assert!(
+            out.contains("  1) x\u{241b}[31mred\u{240d}CR\u{fffd}2J - about x"),
+            "{out}"
+        );
     }
 
     #[test]

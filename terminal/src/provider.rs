@@ -745,7 +745,7 @@ fn run_lines(
                         let _ = writeln!(
                             out,
                             "\n-- time is up: {} (no answer within {}; nothing was chosen)",
-                            job.title(),
+                            render::shown(job.title()),
                             amount(Duration::from_millis(ms))
                         );
                         let _ = out.flush();
@@ -755,14 +755,14 @@ fn run_lines(
                         let _ = writeln!(
                             out,
                             "\n-- withdrawn: {} (the asker no longer needs an answer)",
-                            job.title()
+                            render::shown(job.title())
                         );
                         let _ = out.flush();
                         return Outcome::Withdrawn;
                     }
                     Some(Event::Shutdown) | None => return Outcome::Shutdown,
                     Some(Event::QueueChanged(Some(notice))) => {
-                        let _ = writeln!(out, "\n-- {notice}");
+                        let _ = writeln!(out, "\n-- {}", render::shown(&notice));
                         let _ = write!(out, "> ");
                         let _ = out.flush();
                         continue;
@@ -783,7 +783,7 @@ fn run_lines(
             Ok(LineStep::NeedLine) => {}
             Ok(LineStep::Done(answer)) => return Outcome::Answered(answer),
             Ok(LineStep::Cancel) => {
-                let _ = writeln!(out, "\n-- cancelled: {}", job.title());
+                let _ = writeln!(out, "\n-- cancelled: {}", render::shown(job.title()));
                 let _ = out.flush();
                 return Outcome::Cancelled;
             }

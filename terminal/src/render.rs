@@ -168,12 +168,41 @@ fn cells_to_spans(cells: &[(char, ContentStyle)]) -> Vec<Span> {
     out
 }
 
-fn char_width(c: char) -> usize {
-    if c.is_control() {
-        0
-    } else {
-        c.width().unwrap_or(0)
+/// A character as the screen shows it: a control character (C0, DEL, C1), which a terminal
+/// would execute — an escape sequence moving the cursor or changing colours, a carriage
+/// return, a bell — is shown as a visible symbol instead (`␛`, `␍`, `␇`, `␡`; C1 as `�`).
+/// Every text is shown as text.
+pub(crate) fn visible(c: char) -> char {
+    match c {
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'),
+        '\u{7f}' => '\u{2421}',
+        '\u{80}'..='\u{9f}' => '\u{fffd}',
+        _ => c,
     }
+}
+
+/// `text` with every control character made visible (see [`visible`]).
+pub(crate) fn shown(text: &str) -> String {
+    text.chars().map(visible).collect()
+}
+
+/// `text` for the line prompts: like [`shown`], but line breaks and tabs stay (a question of
+/// several lines prints as several lines).
+pub(crate) fn shown_keeping_lines(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c == '\n' || c == '\t' {
+                c
+            } else {
+                visible(c)
+            }
+        })
+        .collect()
+}
+
+/// Columns `c` takes on screen, as [`visible`] shows it.
+fn char_width(c: char) -> usize {
+    visible(c).width().unwrap_or(0)
 }
 
 /// Display width of a string in columns.
@@ -541,10 +570,13 @@ pub(crate) fn frame(batch: &Batch, width: u16, height: u16, waiting: usize) -> V
     lines
 }
 
-/// Cuts a row to `width` columns.
+/// Cuts a row to `width` columns, its control characters made [`visible`].
 fn clip(line: &mut Line, width: usize) {
     let mut used = 0;
     for (i, s) in line.iter_mut().enumerate() {
+        if s.text.chars().any(|c| visible(c) != c) {
+            s.text = shown(&s.text);
+        }
         let w = text_width(&s.text);
         if used + w <= width {
             used += w;
@@ -668,6 +700,48 @@ mod tests {
         assert_eq!(text(&lines), "abcde\nfghij\nkl");
         let lines = wrap(&[span("  - item\nnext", style())], 40, &[], &[]);
         assert_eq!(text(&lines), "  - item\nnext");
+    }
+
+    #[test]
+    fn control_characters_in_a_question_are_shown_as_text() {
+        let mut q = AskUserQuestionItem::new("pkg", "Pick\u{1b}[2J one");
+        q.header = Some("Hdr\u{1b}]0;pwned\u{7}\nnext".into());
+        q.detail = Some("\u{1b}[31mred\rCR".into());
+        q.options = Some(vec![
+            AskUserQuestionOption::new("x\u{1b}[9;77HMOVED", Some("\u{9b}2J\u{7f}".into())),
+            AskUserQuestionOption::new("y", None),
+        ]);
+        let mut batch = Batch::new(vec![q].into());
+        batch.notice = Some("note\u{1b}[1A".into());
+        for (w, h) in [(80u16, 24u16), (12, 6), (1, 1)] {
+            let lines = frame(&batch, w, h, 0);
+            for line in &lines {
+                for s in line {
+                    assert!(
+                        !s.text.chars().any(char::is_control),
+                        "{w}x{h}: a control character is sent to the terminal: {:?}",
+                        s.text
+                    );
+                }
+                assert!(text_width(&plain(line)) <= usize::from(w.max(2) - 1));
+            }
+        }
+        let t = text(&frame(&batch, 80, 24, 0));
+        assert!(
+            t.contains(" Hdr\u{241b}]0;pwned\u{2407}\u{240a}next "),
+            "{t}"
+        );
+        assert!(t.contains("Pick\u{241b}[2J one"), "{t}");
+        assert!(t.contains("\u{241b}[31mred\u{240d}CR"), "{t}");
+        assert!(t.contains("1. x\u{241b}[9;77HMOVED"), "{t}");
+        assert!(t.contains("\u{fffd}2J\u{2421}"), "{t}");
+        assert!(t.contains("note\u{241b}[1A"), "{t}");
+        // The symbols take their columns: a row of them is cut at the width like any text.
+        let mut q = AskUserQuestionItem::new("q", "\u{1b}".repeat(200));
+        q.header = Some("\u{7}".repeat(200));
+        for line in frame(&Batch::new(vec![q].into()), 40, 24, 0) {
+            assert!(text_width(&plain(&line)) < 40, "{:?}", plain(&line));
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crossterm::terminal::{
 use crossterm::{execute, queue};
 
 use crate::batch::Key;
-use crate::render::Line;
+use crate::render::{Line, shown};
 
 /// Whether this process has the terminal in raw mode on the alternate screen.
 static ON_SCREEN: AtomicBool = AtomicBool::new(false);
@@ -287,7 +287,8 @@ impl Screen {
         Ok(None)
     }
 
-    /// Leaves the screen (restoring the terminal) and prints `notes` on the main screen.
+    /// Leaves the screen (restoring the terminal) and prints `notes` on the main screen, their
+    /// control characters made visible (a question's text is shown, never executed).
     pub fn leave(mut self, notes: &[Note]) -> io::Result<()> {
         self.restore_now()?;
         let mut out = drawing();
@@ -302,8 +303,8 @@ impl Screen {
                 out,
                 PrintStyledContent(bold.apply(note.mark)),
                 Print(" "),
-                PrintStyledContent(bold.apply(note.title.as_str())),
-                Print(note.text.as_str()),
+                PrintStyledContent(bold.apply(shown(&note.title))),
+                Print(shown(&note.text)),
                 Print("\r\n")
             )?;
         }

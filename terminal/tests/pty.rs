@@ -29,6 +29,10 @@ fn question(id: &str, header: &str, text: &str) -> AskUserQuestionItem {
     q
 }
 
+/// Text with escape sequences and control characters, as an asker might send it.
+const ESCAPING_HEADER: &str = "Hdr\x1b]0;pwned\x07";
+const ESCAPING_LABEL: &str = "x\x1b[9;77HMOVED";
+
 // --- the program under test ------------------------------------------------------------------
 
 /// Waits for `pending` on a thread and prints `NAME <answer JSON>` or `NAME <CODE>` on stdout.
@@ -55,6 +59,15 @@ fn child(case: &str) {
     let _registration = ctx.user_questions().register_provider(provider).unwrap();
     let service = ctx.user_questions();
     let (done, finished) = mpsc::channel();
+    if case == "escapes" {
+        let mut q = question("e", ESCAPING_HEADER, "Pick\x1b[2J one");
+        q.detail = Some("\x1b[31mred\rCR".into());
+        q.options = Some(vec![AskUserQuestionOption::new(ESCAPING_LABEL, None)]);
+        let e = service.start(AskUserQuestionRequest::new(vec![q])).unwrap();
+        report("E", e, done);
+        finished.recv().unwrap();
+        return;
+    }
     let a = service
         .start(AskUserQuestionRequest::new(vec![question(
             "a",
@@ -133,6 +146,42 @@ fn a_withdrawn_waiting_batch_leaves_the_queue_with_a_notice() {
     assert!(!done.screen.contains("Pick for B"), "{}", done.screen);
 }
 
+fn escape_sequences_in_a_question_are_shown_as_text_never_sent() {
+    let mut t = spawn("escapes");
+    let screen = t.wait_for("MOVED");
+    assert!(screen.contains("Hdr\u{241b}]0;pwned\u{2407}"), "{screen}");
+    assert!(screen.contains("Pick\u{241b}[2J one"), "{screen}");
+    assert!(screen.contains("\u{241b}[31mred\u{240d}CR"), "{screen}");
+    assert!(screen.contains("1. x\u{241b}[9;77HMOVED"), "{screen}");
+    t.send("1");
+    // The note left on the main screen shows them as text too.
+    t.wait_for("\u{2714} Hdr\u{241b}]0;pwned\u{2407}: x\u{241b}[9;77HMOVED");
+    let raw = t.raw();
+    for sequence in [
+        "\x1b]0;pwned",
+        "\x1b[9;77H",
+        "\x1b[2J",
+        "\x1b[31m",
+        "red\rCR",
+    ] {
+        assert!(
+            !raw.windows(sequence.len())
+                .any(|w| w == sequence.as_bytes()),
+            "the asker's {sequence:?} reached the terminal"
+        );
+    }
+    let done = t.finish();
+    assert_restored(&done);
+    // The answer carries the label as given.
+    assert_eq!(
+        done.stdout,
+        format!(
+            "E {{\"answers\":[{{\"id\":\"e\",\"selected\":[{}]}}]}}\n",
+            serde_json::to_string(ESCAPING_LABEL).unwrap()
+        )
+    );
+}
+
 fn a_panic_on_screen_restores_the_terminal() {
     let t = spawn("panic");
     let done = t.finish();
@@ -154,7 +203,11 @@ fn main() {
         child(case);
         return;
     }
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
+        (
+            "escape_sequences_in_a_question_are_shown_as_text_never_sent",
+            escape_sequences_in_a_question_are_shown_as_text_never_sent,
+        ),
         (
             "concurrent_batches_take_turns_in_arrival_order",
             concurrent_batches_take_turns_in_arrival_order,
