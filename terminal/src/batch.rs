@@ -275,6 +275,32 @@ impl Batch {
         Some(Step::Redraw)
     }
 
+    /// Pasted text: added to the text row under the cursor, its line breaks (and other
+    /// control characters) as spaces. A paste never confirms or picks anything; elsewhere than
+    /// on a text row it is left out, with a notice.
+    pub fn paste(&mut self, text: &str) -> Step {
+        self.notice = None;
+        let editing = !self.reviewing() && self.states[self.current].editing();
+        if !editing {
+            self.notice = Some("Paste on a text row (Other): nothing was pasted here.".into());
+            return Step::Redraw;
+        }
+        let state = &mut self.states[self.current];
+        let mut after_break = false;
+        for c in text.chars() {
+            if c == '\r' || c == '\n' {
+                if !after_break {
+                    state.text.push(' ');
+                }
+                after_break = true;
+                continue;
+            }
+            after_break = false;
+            state.text.push(if c.is_control() { ' ' } else { c });
+        }
+        Step::Redraw
+    }
+
     fn back(&mut self) -> Option<Step> {
         if self.current == 0 {
             self.notice = Some("This is the first question.".into());
@@ -642,6 +668,36 @@ mod tests {
         assert_eq!(b.states[0].text, "t");
         assert_eq!(b.handle(Key::MoreTime), Some(Step::MoreTime));
         assert_eq!(b.states[0].text, "t");
+    }
+
+    #[test]
+    fn a_paste_is_text_on_a_text_row_and_never_picks_or_confirms() {
+        let mut b = batch(vec![
+            question("a", &["x", "y"], false),
+            question("b", &["x", "y"], false),
+        ]);
+        // On an option row: nothing is pasted, nothing is picked.
+        assert_eq!(b.paste("2\r1 \n"), Step::Redraw);
+        assert_eq!((b.current, b.states[0].cursor), (0, 0));
+        assert!(b.states[0].text.is_empty() && b.states[0].answered.is_none());
+        assert!(b.notice.as_deref().unwrap().contains("nothing was pasted"));
+        // On the Other row: line breaks (\r, \n, \r\n) become one space each, controls spaces.
+        b.handle(Key::Char('3'));
+        assert_eq!(b.paste("one\r\ntwo\n\nthree\tfour\u{1b}[A 2"), Step::Redraw);
+        assert_eq!(b.states[0].text, "one two three four [A 2");
+        assert_eq!(b.current, 0, "a paste does not confirm");
+        assert!(b.notice.is_none());
+        let a = keys(&mut b, &[Key::Enter, Key::Char('1')]);
+        assert!(a.is_none());
+        assert!(b.reviewing());
+        // On the review screen nothing is pasted either.
+        assert_eq!(b.paste("\r"), Step::Redraw);
+        assert!(b.reviewing());
+        let a = keys(&mut b, &[Key::Enter]).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"a","selected":[],"custom":"one two three four [A 2"},{"id":"b","selected":["x"]}]}"#
+        );
     }
 
     #[test]

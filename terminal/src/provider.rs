@@ -670,6 +670,10 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
         };
         match input {
             Input::Resize => dirty = true,
+            Input::Paste(text) => {
+                batch.paste(&text);
+                dirty = true;
+            }
             Input::Cancel => {
                 let _ = screen.leave(&[Note {
                     mark: "✖",

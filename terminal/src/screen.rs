@@ -8,7 +8,10 @@ use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 use crossterm::cursor::{Hide, MoveTo, Show};
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{
+    self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyCode, KeyEvent, KeyEventKind,
+    KeyModifiers,
+};
 use crossterm::style::{Attribute, Color, ContentStyle, Print, PrintStyledContent, ResetColor};
 use crossterm::terminal::{
     self, BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
@@ -74,10 +77,17 @@ pub(crate) fn can_draw() -> bool {
     io::stderr().is_terminal() || drawing_terminal().is_some()
 }
 
-/// Raw mode off, main screen back, cursor shown. Safe to call when already restored.
+/// Raw mode off, main screen back, cursor shown, bracketed paste off. Safe to call when
+/// already restored.
 fn restore() -> io::Result<()> {
     let mut out = drawing();
-    let left = execute!(out, ResetColor, LeaveAlternateScreen, Show);
+    let left = execute!(
+        out,
+        ResetColor,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        Show
+    );
     let cooked = terminal::disable_raw_mode();
     left.and(cooked)
 }
@@ -97,9 +107,12 @@ fn install_panic_hook() {
 }
 
 /// What a terminal event means to the batch on screen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Input {
     Key(Key),
+    /// Text pasted in one piece (bracketed paste): text for a text row, never keys — its line
+    /// breaks must not confirm, and its digits and spaces must not pick anything.
+    Paste(String),
     /// Esc or ctrl-c: dismiss the batch (`ASK_CANCELLED`).
     Cancel,
     /// The terminal changed size: draw again.
@@ -110,6 +123,7 @@ pub(crate) enum Input {
 pub(crate) fn translate(event: &Event) -> Option<Input> {
     match event {
         Event::Resize(..) => Some(Input::Resize),
+        Event::Paste(text) => Some(Input::Paste(text.clone())),
         Event::Key(key) => translate_key(key),
         _ => None,
     }
@@ -204,7 +218,8 @@ pub(crate) struct Screen {
 }
 
 impl Screen {
-    /// Raw mode on, alternate screen, cursor hidden.
+    /// Raw mode on, alternate screen, cursor hidden, bracketed paste on (a terminal that has
+    /// it sends a paste as one text, see [`Input::Paste`]).
     pub fn enter() -> io::Result<Screen> {
         install_panic_hook();
         let mut screen = Screen {
@@ -224,7 +239,7 @@ impl Screen {
         self.active = true;
         ON_SCREEN.store(true, Ordering::SeqCst);
         terminal::enable_raw_mode()?;
-        execute!(drawing(), EnterAlternateScreen, Hide)?;
+        execute!(drawing(), EnterAlternateScreen, Hide, EnableBracketedPaste)?;
         Ok(())
     }
 
@@ -381,6 +396,10 @@ mod tests {
             Some(Input::Key(Key::MoreTime))
         );
         assert_eq!(translate(&Event::Resize(10, 10)), Some(Input::Resize));
+        assert_eq!(
+            translate(&Event::Paste("a\rb".into())),
+            Some(Input::Paste("a\rb".into()))
+        );
         assert_eq!(translate(&Event::FocusGained), None);
     }
 }

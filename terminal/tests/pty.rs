@@ -68,12 +68,15 @@ fn child(case: &str) {
         finished.recv().unwrap();
         return;
     }
+    let first = if case == "paste" {
+        let mut q = AskUserQuestionItem::new("a", "Your name for A?");
+        q.header = Some("First".into());
+        q
+    } else {
+        question("a", "First", "Pick for A")
+    };
     let a = service
-        .start(AskUserQuestionRequest::new(vec![question(
-            "a",
-            "First",
-            "Pick for A",
-        )]))
+        .start(AskUserQuestionRequest::new(vec![first]))
         .unwrap();
     report("A", a, done.clone());
     let abort = AbortController::new();
@@ -182,6 +185,31 @@ fn escape_sequences_in_a_question_are_shown_as_text_never_sent() {
     );
 }
 
+fn a_paste_with_line_breaks_is_text_and_answers_nothing() {
+    let mut t = spawn("paste");
+    t.wait_for("1 more batch waiting");
+    // A paste, as the terminal sends it: bracketed when the program asked for that.
+    let pasted = "foo\r\nbar 2\r1";
+    if t.bracketed_paste() {
+        t.send(&format!("\x1b[200~{pasted}\x1b[201~"));
+    } else {
+        t.send(pasted);
+    }
+    let screen = t.wait_for("foo bar 2 1");
+    assert!(screen.contains("Your name for A?"), "{screen}");
+    assert!(screen.contains("1 more batch waiting"), "{screen}");
+    t.send("\r");
+    t.wait_for("Pick for B");
+    t.send("2");
+    let done = t.finish();
+    assert_restored(&done);
+    assert_eq!(
+        done.stdout,
+        "A {\"answers\":[{\"id\":\"a\",\"selected\":[],\"custom\":\"foo bar 2 1\"}]}\n\
+         B {\"answers\":[{\"id\":\"b\",\"selected\":[\"y\"]}]}\n"
+    );
+}
+
 fn a_panic_on_screen_restores_the_terminal() {
     let t = spawn("panic");
     let done = t.finish();
@@ -203,7 +231,11 @@ fn main() {
         child(case);
         return;
     }
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
+        (
+            "a_paste_with_line_breaks_is_text_and_answers_nothing",
+            a_paste_with_line_breaks_is_text_and_answers_nothing,
+        ),
         (
             "escape_sequences_in_a_question_are_shown_as_text_never_sent",
             escape_sequences_in_a_question_are_shown_as_text_never_sent,

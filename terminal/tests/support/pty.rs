@@ -73,7 +73,7 @@ pub struct Finished {
     /// The emulated screen at the end.
     pub screen: String,
     /// Whether the terminal is back to normal: cooked mode with echo and signals, output
-    /// processing on, the main screen, the cursor shown.
+    /// processing on, the main screen, the cursor shown, bracketed paste off.
     pub restored: bool,
     /// Why `restored` is false, for the failure message.
     pub restore_report: String,
@@ -289,6 +289,17 @@ impl Pty {
         self.output.lock().unwrap().parser.screen().contents()
     }
 
+    /// Whether the program has turned the terminal's bracketed paste mode on (a paste then
+    /// arrives as `ESC [200~ text ESC [201~`).
+    pub fn bracketed_paste(&self) -> bool {
+        self.output
+            .lock()
+            .unwrap()
+            .parser
+            .screen()
+            .bracketed_paste()
+    }
+
     /// Everything the program wrote on the terminal so far.
     pub fn raw(&self) -> Vec<u8> {
         self.output.lock().unwrap().raw.clone()
@@ -384,6 +395,9 @@ impl Pty {
             }
             if s.hide_cursor() {
                 problems.push("cursor hidden".into());
+            }
+            if s.bracketed_paste() {
+                problems.push("bracketed paste still on".into());
             }
             (s.contents(), problems.is_empty(), problems.join(", "))
         };
