@@ -26,6 +26,16 @@ use crate::screen::{Input, Note, Screen};
 /// How often the screen loop looks at the queue while waiting for a key.
 const TICK: Duration = Duration::from_millis(40);
 
+/// Where an ask's outcome goes.
+type Reply = oneshot::Sender<Result<AskUserQuestionAnswer>>;
+
+/// An ask's [`Reply`], until the race between the person and a withdrawal is decided: the
+/// terminal thread [claims](Job::claim) it for the person's answer (or cancel), the
+/// withdrawal's listener takes it to settle the ask withdrawn — whichever comes first. So the
+/// screen never shows an answer the asker did not get (§4.7, §16: a key pressed as the
+/// deadline passes).
+type ReplySlot = Arc<Mutex<Option<Reply>>>;
+
 /// One ask waiting for the terminal.
 struct Job {
     id: u64,
@@ -33,13 +43,22 @@ struct Job {
     signal: AbortSignal,
     /// The ask's deadline (§16), when it has one: shown as a countdown, extended on request.
     deadline: Option<Deadline>,
-    reply: oneshot::Sender<Result<AskUserQuestionAnswer>>,
+    reply: ReplySlot,
 }
 
 impl Job {
-    fn settle(self, result: Result<AskUserQuestionAnswer>) {
-        // The asker may be gone (withdrawn); nobody is left to tell then.
-        let _ = self.reply.send(result);
+    /// Settles the ask with `result`, unless its reply was claimed or a withdrawal settled it.
+    fn settle(&self, result: Result<AskUserQuestionAnswer>) {
+        if let Some(reply) = self.claim() {
+            // The asker may be gone (withdrawn); nobody is left to tell then.
+            let _ = reply.send(result);
+        }
+    }
+
+    /// Decides the race for the person: the reply, or `None` when the ask was withdrawn
+    /// first (its deadline passed, its asker aborted, its provider was disposed).
+    fn claim(&self) -> Option<Reply> {
+        self.reply.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     fn title(&self) -> &str {
@@ -338,6 +357,8 @@ impl UserQuestionProvider for TerminalProvider {
         };
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
+        let reply: ReplySlot = Arc::new(Mutex::new(Some(reply)));
+        let withdrawn = reply.clone();
         let job = Job {
             id,
             questions: request.questions,
@@ -353,6 +374,11 @@ impl UserQuestionProvider for TerminalProvider {
             });
         }
         let listener = request.signal.on_abort(move || {
+            // Unless the person's answer was claimed first, the withdrawal settles the ask
+            // now (whatever the terminal thread is doing), then leaves the screen or queue.
+            if let Some(reply) = withdrawn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = reply.send(Err(UserQuestionError::aborted()));
+            }
             let _ = tx.send(Msg::Withdraw(id));
         });
         Box::pin(async move {
@@ -363,6 +389,12 @@ impl UserQuestionProvider for TerminalProvider {
                 ))
             })
         })
+    }
+
+    /// The terminal decides the race between the person's answer and a withdrawal: an
+    /// answer claimed before the withdrawal stands, and the screen says which won.
+    fn decides_withdrawal_races(&self) -> bool {
+        true
     }
 }
 
@@ -545,17 +577,20 @@ enum WorkerIo {
 
 /// How a batch left the terminal.
 enum Outcome {
-    Answered(AskUserQuestionAnswer),
-    Cancelled,
+    /// The person answered or cancelled: the race was decided for them ([`Job::claim`]),
+    /// and `reply` is sent the result.
+    Decided(Reply, Result<AskUserQuestionAnswer>),
     Withdrawn,
     Shutdown,
     Failed(UserQuestionError),
 }
 
+fn io_error(e: io::Error) -> UserQuestionError {
+    UserQuestionError::provider_failed(format!("the terminal failed: {e}"))
+}
+
 fn io_failure(e: io::Error) -> Outcome {
-    Outcome::Failed(UserQuestionError::provider_failed(format!(
-        "the terminal failed: {e}"
-    )))
+    Outcome::Failed(io_error(e))
 }
 
 /// The terminal thread: shows batches one at a time until the provider is gone.
@@ -572,8 +607,10 @@ fn run(rx: Receiver<Msg>, mut io: WorkerIo) {
             WorkerIo::Lines { reader, output } => run_lines(&job, &mut queue, reader, output),
         }));
         let result = match outcome {
-            Ok(Outcome::Answered(answer)) => Ok(answer),
-            Ok(Outcome::Cancelled) => Err(UserQuestionError::cancelled()),
+            Ok(Outcome::Decided(reply, result)) => {
+                let _ = reply.send(result);
+                continue;
+            }
             Ok(Outcome::Withdrawn) => Err(UserQuestionError::aborted()),
             Ok(Outcome::Shutdown) => Err(UserQuestionError::provider_disposed()),
             Ok(Outcome::Failed(e)) => Err(e),
@@ -617,6 +654,17 @@ fn timed_out_note(job: &Job) -> Note {
     }
 }
 
+/// Leaves the screen of a withdrawn batch with its notice: time is up, or withdrawn.
+fn leave_withdrawn(job: &Job, screen: Screen) -> Outcome {
+    let note = if job.timed_out() {
+        timed_out_note(job)
+    } else {
+        withdrawn_note(job)
+    };
+    let _ = screen.leave(&[note]);
+    Outcome::Withdrawn
+}
+
 fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
     let mut screen = match Screen::enter() {
         Ok(s) => s,
@@ -627,15 +675,7 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
     loop {
         while let Some(event) = queue.poll(job, Some(Duration::ZERO)) {
             match event {
-                Event::Withdrawn => {
-                    let note = if job.timed_out() {
-                        timed_out_note(job)
-                    } else {
-                        withdrawn_note(job)
-                    };
-                    let _ = screen.leave(&[note]);
-                    return Outcome::Withdrawn;
-                }
+                Event::Withdrawn => return leave_withdrawn(job, screen),
                 Event::Shutdown => {
                     let _ = screen.leave(&[]);
                     return Outcome::Shutdown;
@@ -675,16 +715,22 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
                 dirty = true;
             }
             Input::Cancel => {
+                let Some(reply) = job.claim() else {
+                    return leave_withdrawn(job, screen);
+                };
                 let _ = screen.leave(&[Note {
                     mark: "✖",
                     color: Color::Red,
                     title: format!("Cancelled: {}", job.title()),
                     text: String::new(),
                 }]);
-                return Outcome::Cancelled;
+                return Outcome::Decided(reply, Err(UserQuestionError::cancelled()));
             }
             Input::Key(key) => match batch.handle(key) {
                 Some(Step::Submit(answer)) => {
+                    let Some(reply) = job.claim() else {
+                        return leave_withdrawn(job, screen);
+                    };
                     let notes: Vec<Note> = job
                         .questions
                         .iter()
@@ -696,10 +742,11 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
                             text: format!(" {}", describe_item(item)),
                         })
                         .collect();
-                    if let Err(e) = screen.leave(&notes) {
-                        return io_failure(e);
-                    }
-                    return Outcome::Answered(answer);
+                    let result = match screen.leave(&notes) {
+                        Ok(()) => Ok(answer),
+                        Err(e) => Err(io_error(e)),
+                    };
+                    return Outcome::Decided(reply, result);
                 }
                 Some(Step::Redraw) => dirty = true,
                 Some(Step::MoreTime) => {
@@ -712,6 +759,26 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
             },
         }
     }
+}
+
+/// The line printed when a batch is withdrawn: time is up, or withdrawn.
+fn lines_withdrawn(job: &Job, out: &mut Box<dyn Write + Send>) -> Outcome {
+    let title = render::shown(job.title());
+    let _ = if job.timed_out() {
+        let ms = job.deadline.as_ref().map_or(0, Deadline::timeout_ms);
+        writeln!(
+            out,
+            "\n-- time is up: {title} (no answer within {}; nothing was chosen)",
+            amount(Duration::from_millis(ms))
+        )
+    } else {
+        writeln!(
+            out,
+            "\n-- withdrawn: {title} (the asker no longer needs an answer)"
+        )
+    };
+    let _ = out.flush();
+    Outcome::Withdrawn
 }
 
 fn run_lines(
@@ -744,26 +811,7 @@ fn run_lines(
                         reader.received();
                         line
                     }
-                    Some(Event::Withdrawn) if job.timed_out() => {
-                        let ms = job.deadline.as_ref().map_or(0, Deadline::timeout_ms);
-                        let _ = writeln!(
-                            out,
-                            "\n-- time is up: {} (no answer within {}; nothing was chosen)",
-                            render::shown(job.title()),
-                            amount(Duration::from_millis(ms))
-                        );
-                        let _ = out.flush();
-                        return Outcome::Withdrawn;
-                    }
-                    Some(Event::Withdrawn) => {
-                        let _ = writeln!(
-                            out,
-                            "\n-- withdrawn: {} (the asker no longer needs an answer)",
-                            render::shown(job.title())
-                        );
-                        let _ = out.flush();
-                        return Outcome::Withdrawn;
-                    }
+                    Some(Event::Withdrawn) => return lines_withdrawn(job, out),
                     Some(Event::Shutdown) | None => return Outcome::Shutdown,
                     Some(Event::QueueChanged(Some(notice))) => {
                         let _ = writeln!(out, "\n-- {}", render::shown(&notice));
@@ -785,11 +833,19 @@ fn run_lines(
         };
         match prompter.feed(line.as_deref(), out) {
             Ok(LineStep::NeedLine) => {}
-            Ok(LineStep::Done(answer)) => return Outcome::Answered(answer),
+            Ok(LineStep::Done(answer)) => {
+                return match job.claim() {
+                    Some(reply) => Outcome::Decided(reply, Ok(answer)),
+                    None => lines_withdrawn(job, out),
+                };
+            }
             Ok(LineStep::Cancel) => {
+                let Some(reply) = job.claim() else {
+                    return lines_withdrawn(job, out);
+                };
                 let _ = writeln!(out, "\n-- cancelled: {}", render::shown(job.title()));
                 let _ = out.flush();
-                return Outcome::Cancelled;
+                return Outcome::Decided(reply, Err(UserQuestionError::cancelled()));
             }
             Err(e) => return io_failure(e),
         }

@@ -66,6 +66,10 @@ impl UserQuestionProvider for ServedTerminal {
     fn ask(&self, request: ProviderRequest) -> ProviderFuture {
         self.provider().ask(request)
     }
+
+    fn decides_withdrawal_races(&self) -> bool {
+        self.provider().decides_withdrawal_races()
+    }
 }
 
 impl Drop for ServedTerminal {

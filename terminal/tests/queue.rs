@@ -341,3 +341,53 @@ fn an_answer_racing_a_withdrawal_settles_exactly_once() {
         drop(s);
     }
 }
+
+#[test]
+fn a_withdrawal_racing_an_answer_is_shown_as_the_asker_gets_it() {
+    // The answer line and the withdrawal arrive together: whichever wins, the screen tells
+    // the person what the asker got — a withdrawal notice exactly when it was withdrawn.
+    let mut seen = [0, 0];
+    for round in 0..100 {
+        let s = setup();
+        let abort = AbortController::new();
+        let a = ask(&s.ctx, question("a", "First?"), Some(&abort));
+        s.screen.wait_for("[1/1] First?");
+        let barrier = Arc::new(Barrier::new(2));
+        let b2 = barrier.clone();
+        let aborter = std::thread::spawn(move || {
+            b2.wait();
+            abort.abort();
+        });
+        barrier.wait();
+        s.type_line("1");
+        aborter.join().unwrap();
+        let result = settled(&a);
+        // The next batch on screen: the terminal is done with the first.
+        let _b = ask(&s.ctx, question("b", "Second?"), None);
+        let text = s.screen.wait_for("[1/1] Second?");
+        let notice = text.contains("-- withdrawn: First?");
+        match result {
+            Ok(answer) => {
+                assert_eq!(
+                    answer.to_compact_json(),
+                    r#"{"answers":[{"id":"a","selected":["x"]}]}"#
+                );
+                assert!(
+                    !notice,
+                    "round {round}: answered, but shown withdrawn:\n{text}"
+                );
+                seen[0] += 1;
+            }
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::AskAborted, "round {round}");
+                assert!(
+                    notice,
+                    "round {round}: withdrawn, but not shown so:\n{text}"
+                );
+                seen[1] += 1;
+            }
+        }
+        drop(s);
+    }
+    eprintln!("answered {}, withdrawn {}", seen[0], seen[1]);
+}
