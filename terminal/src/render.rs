@@ -233,7 +233,8 @@ struct Sections {
     head: Vec<Line>,
     detail: Vec<Line>,
     body: Vec<Line>,
-    /// The body row of the cursor (kept visible when the body must be cut).
+    /// The body row of the cursor (kept visible when the body must be cut): on a text row,
+    /// the row where the typed text ends.
     cursor_row: usize,
     foot: Vec<Line>,
 }
@@ -385,7 +386,7 @@ fn option_rows(
                 if here {
                     content.push(span(": ", label_style));
                     content.push(span(state.text.clone(), style()));
-                    content.push(span(" ", with(style(), Attribute::Reverse)));
+                    content.push(caret());
                 } else if state.text.is_empty() {
                     let placeholder = if state.plan_review() && !multi {
                         "  type what should change (revise)"
@@ -409,12 +410,22 @@ fn option_rows(
             }
         }
         rows.extend(wrap(&content, width, &first, &indent));
+        if here && *entry == Entry::Other {
+            // The text being typed: its end (where the person types) is what must show.
+            cursor_row = rows.len() - 1;
+        }
         if let Some(d) = description {
             let desc_indent = vec![span(" ".repeat(indent_width), style())];
             rows.extend(wrap(&[span(d, dim())], width, &desc_indent, &desc_indent));
         }
     }
     (rows, cursor_row)
+}
+
+/// Where typed text goes: a reversed no-break space right after the text (the terminal's own
+/// cursor is hidden). Not a plain space, which wrapping drops at the end of a row.
+fn caret() -> Span {
+    span("\u{a0}", with(style(), Attribute::Reverse))
 }
 
 fn hints(question: &AskUserQuestionItem, state: &QuestionState, batch: &Batch) -> String {
@@ -741,6 +752,38 @@ mod tests {
         q.header = Some("\u{7}".repeat(200));
         for line in frame(&Batch::new(vec![q].into()), 40, 24, 0) {
             assert!(text_width(&plain(&line)) < 40, "{:?}", plain(&line));
+        }
+    }
+
+    #[test]
+    fn long_typed_text_keeps_its_end_in_view() {
+        let mut q = AskUserQuestionItem::new("pkg", "Which one?");
+        q.options = Some(vec![
+            AskUserQuestionOption::new("pnpm", Some("fast".into())),
+            AskUserQuestionOption::new("npm", None),
+        ]);
+        let mut batch = Batch::new(vec![q].into());
+        batch.handle(crate::batch::Key::Char('3'));
+        let typed = format!("START {}THEEND", "word ".repeat(400));
+        for c in typed.chars() {
+            batch.handle(crate::batch::Key::Char(c));
+        }
+        for (w, h) in [(40u16, 12u16), (80, 24), (20, 8)] {
+            let lines = frame(&batch, w, h, 0);
+            let t = text(&lines);
+            assert!(lines.len() <= usize::from(h), "{w}x{h}:\n{t}");
+            // Where the person types is on screen: the end of the text with the caret after
+            // it, and the keys.
+            let end = lines
+                .iter()
+                .find(|l| plain(l).contains("THEEND"))
+                .unwrap_or_else(|| panic!("{w}x{h}: the end of the text is cut off:\n{t}"));
+            assert_eq!(
+                end.last(),
+                Some(&caret()),
+                "{w}x{h}: no caret after the text"
+            );
+            assert!(t.contains("esc cancel"), "{w}x{h}:\n{t}");
         }
     }
 
