@@ -788,6 +788,42 @@ mod tests {
     }
 
     #[test]
+    fn any_terminal_size_fits_and_a_long_list_keeps_the_cursor_in_view() {
+        let mut q = AskUserQuestionItem::new("q", "日本語の質問 with a long text that wraps");
+        q.header = Some("ヘッダー".into());
+        q.detail = Some("詳細 e\u{301}\u{200b} 👩‍👩‍👧 ".repeat(20));
+        q.options = Some(
+            (1..=50)
+                .map(|n| AskUserQuestionOption::new(format!("選択肢 {n}"), Some("説明".into())))
+                .collect(),
+        );
+        let mut batch = Batch::new(vec![q].into());
+        for _ in 0..39 {
+            batch.handle(crate::batch::Key::Down);
+        }
+        for w in 1..=30u16 {
+            for h in 1..=30u16 {
+                let lines = frame(&batch, w, h, 2);
+                assert!(
+                    lines.len() <= usize::from(h),
+                    "{w}x{h}: {} rows",
+                    lines.len()
+                );
+                for line in &lines {
+                    assert!(
+                        text_width(&plain(line)) <= usize::from(w.max(2) - 1),
+                        "{w}x{h}: {:?}",
+                        plain(line)
+                    );
+                }
+            }
+        }
+        let t = text(&frame(&batch, 80, 24, 0));
+        assert!(t.contains("› 40. 選択肢 40"), "{t}");
+        assert!(!t.contains(" 1. 選択肢 1\n"), "{t}");
+    }
+
+    #[test]
     fn wrap_counts_wide_characters() {
         let lines = wrap(&[span("日本語 日本語", style())], 8, &[], &[]);
         assert_eq!(text(&lines), "日本語\n日本語");
