@@ -115,6 +115,7 @@ impl InboxEvent {
 
 type Subscriber = Arc<dyn Fn(&InboxEvent) + Send + Sync>;
 type WithdrawHook = Box<dyn FnOnce(u64) + Send>;
+type Deferred = Box<dyn FnOnce() + Send>;
 
 /// A pending question; its `asked_at` and `expires_at` are left empty here and filled in when
 /// listed (from `asked`, formatted only when someone looks; and off the deadline, which moves
@@ -150,6 +151,9 @@ struct EventQueue {
     pushed: u64,
     delivered: u64,
     deliverer: Option<ThreadId>,
+    /// What must wait until an event is delivered, by its sequence number: the settlement of
+    /// a ticket that a subscriber settled from inside its callback (§4.7).
+    after: Vec<(u64, Deferred)>,
 }
 
 #[derive(Default)]
@@ -184,18 +188,31 @@ impl InboxInner {
 
     /// Returns once every subscriber has received event `seq` (and all before it), so an
     /// asker settled after this never overtakes the event (§4.7). Events are delivered
-    /// outside the state lock, one thread at a time, in order. A subscriber that settles a
-    /// ticket from inside its callback does not wait for its own nested event: that one is
+    /// outside the state lock, one thread at a time, in order. A subscriber that causes an
+    /// event from inside its callback does not wait for its own nested event: that one is
     /// delivered right after the current one.
     fn deliver_through(&self, seq: u64) {
+        self.deliver_then(seq, || {});
+    }
+
+    /// [`deliver_through`](Self::deliver_through), then `then` — which, when a subscriber
+    /// caused event `seq` from inside its callback, runs once the event has been delivered
+    /// (right after the current one), not before: a ticket settled from inside a subscriber
+    /// reaches its asker only after every subscriber heard `resolved` (§4.7).
+    fn deliver_then(&self, seq: u64, then: impl FnOnce() + Send + 'static) {
         let me = std::thread::current().id();
         let mut events = relock(&self.events);
         loop {
             if events.delivered >= seq {
+                drop(events);
+                then();
                 return;
             }
             match events.deliverer {
-                Some(thread) if thread == me => return,
+                Some(thread) if thread == me => {
+                    events.after.push((seq, Box::new(then)));
+                    return;
+                }
                 Some(_) => {
                     // Another thread delivers: wait for it, through the binding's hook (its
                     // subscribers may need what this thread holds, e.g. Python's GIL).
@@ -220,6 +237,7 @@ impl InboxInner {
                 events.deliverer = None;
                 drop(events);
                 self.delivered.notify_all();
+                then();
                 return;
             };
             drop(events);
@@ -231,6 +249,19 @@ impl InboxInner {
             events = relock(&self.events);
             events.delivered = seq;
             self.delivered.notify_all();
+            if !events.after.is_empty() {
+                // Settlements that waited for this event, run outside the lock (an asker's
+                // completion may call back into the inbox).
+                let (due, waiting) = std::mem::take(&mut events.after)
+                    .into_iter()
+                    .partition::<Vec<_>, _>(|(s, _)| *s <= seq);
+                events.after = waiting;
+                drop(events);
+                for (_, deferred) in due {
+                    let _ = catch_unwind(AssertUnwindSafe(deferred));
+                }
+                events = relock(&self.events);
+            }
         }
     }
 
@@ -253,15 +284,21 @@ impl InboxInner {
                 None => return,
             }
         };
-        let mut entry = entry;
-        if let Some(hook) = entry.on_withdraw.take() {
+        let Entry {
+            sender,
+            on_withdraw,
+            listener,
+            ..
+        } = entry;
+        if let Some(hook) = on_withdraw {
             let _ = catch_unwind(AssertUnwindSafe(|| hook(ticket)));
         }
-        self.deliver_through(seq);
-        // The seam settles the asker with the withdrawal's own reason.
-        let _ = entry.sender.send(Err(UserQuestionError::aborted()));
-        // The listener that called us has already run; dropping its handle is a no-op.
-        drop(entry.listener.take());
+        self.deliver_then(seq, move || {
+            // The seam settles the asker with the withdrawal's own reason.
+            let _ = sender.send(Err(UserQuestionError::aborted()));
+            // The listener that called us has already run; dropping its handle is a no-op.
+            drop(listener);
+        });
     }
 }
 
@@ -434,8 +471,10 @@ impl QuestionInbox {
                 deadline.clear();
             }
             // Subscribers hear `resolved` before the asker can observe the settlement (§4.7).
-            self.inner.deliver_through(seq);
-            let _ = entry.sender.send(result);
+            let sender = entry.sender;
+            self.inner.deliver_then(seq, move || {
+                let _ = sender.send(result);
+            });
         }
         Ok(())
     }
