@@ -649,6 +649,14 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Drops a provider's future. A panic in its destructor is the provider's own (§4.5: nothing a
+/// provider does crashes the process) and changes nothing: the ask's settlement stands.
+fn drop_provider_future(future: Option<ProviderFuture>) {
+    if let Some(future) = future {
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(future)));
+    }
+}
+
 fn provider_panicked(payload: &(dyn Any + Send)) -> UserQuestionError {
     UserQuestionError::provider_failed(format!(
         "the user-questions provider panicked: {}",
@@ -723,6 +731,7 @@ impl Waiting {
                 if let Some(deadline) = &deadline {
                     deadline.clear();
                 }
+                drop_provider_future(Some(future));
                 return settled_at_once(outcome, strict, &questions, record);
             }
             // Withdrawn meanwhile: the outcome waits for the withdrawal, as when polled.
@@ -738,8 +747,14 @@ impl Waiting {
             .signal()
             .on_abort(move || s.withdraw(UserQuestionError::provider_disposed()));
         let listeners = [asker, Some(disposal)];
+        let provider = if held.is_none() {
+            Some(future)
+        } else {
+            drop_provider_future(Some(future));
+            None
+        };
         PendingState::Waiting(Waiting {
-            provider: held.is_none().then_some(future),
+            provider,
             held,
             settlement,
             listeners,
@@ -764,7 +779,7 @@ impl Waiting {
     /// journal's `settled` line — all before the asker sees `result`.
     fn settle(&mut self, result: Result<AskUserQuestionAnswer>) -> Result<AskUserQuestionAnswer> {
         self.listeners = [None, None];
-        self.provider = None;
+        drop_provider_future(self.provider.take());
         self.held = None;
         self.registration = None;
         if let Some(deadline) = &self.deadline {
@@ -842,7 +857,7 @@ impl Future for Waiting {
         if let Some(outcome) = outcome {
             let claimed = this.settlement.claimed_reason();
             if this.must_hold(&outcome, claimed.is_some()) {
-                this.provider = None;
+                drop_provider_future(this.provider.take());
                 this.held = Some(outcome);
                 this.settlement.waker.register(cx.waker());
                 if this.must_hold(this.held.as_ref().expect("just held"), true) {
