@@ -380,3 +380,130 @@ fn extend_vs_the_deadline_free_running() {
         seen[0], seen[1]
     );
 }
+
+/// Everything that can settle one ask, at once: an answer, the caller's abort and the
+/// registration's disposal released together on three threads, and a 1 ms deadline. Exactly
+/// one wins, and everyone agrees on which: the inbox's subscriber hears exactly one
+/// `resolved`, `answer()` returns OK exactly when that outcome is `answered` and the asker got
+/// the answer, the asker's error is the winner's own (code and message), and the journal has
+/// exactly one `settled` line, with that outcome (§4, §7, §16, §18).
+#[test]
+fn answer_abort_disposal_and_deadline_all_at_once() {
+    use std::time::Duration;
+    use user_questions::{InboxEvent, Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for round in 0..ROUNDS {
+        let journal = dir.path().join(format!("{round}.jsonl"));
+        let ctx = Context::with_journal(&journal);
+        let inbox = QuestionInbox::new();
+        let reg = ctx
+            .user_questions()
+            .register_provider(inbox.clone())
+            .unwrap();
+        let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = heard.clone();
+        let _subscription = inbox.subscribe(move |event| {
+            if let InboxEvent::Resolved { outcome, .. } = event {
+                log.lock().unwrap().push(*outcome);
+            }
+        });
+        let c = AbortController::new();
+        let pending = ctx
+            .user_questions()
+            .start(
+                AskUserQuestionRequest::new(questions())
+                    .with_signal(c.signal())
+                    .with_timeout(Duration::from_millis(1)),
+            )
+            .unwrap();
+        let asker = thread::spawn(move || block_on(pending));
+        let barrier = Arc::new(Barrier::new(3));
+        let delay = Duration::from_micros(round as u64 % 5 * 300);
+        let racers: Vec<thread::JoinHandle<Option<user_questions::Result<()>>>> = vec![
+            {
+                let (b, i) = (barrier.clone(), inbox.clone());
+                thread::spawn(move || {
+                    b.wait();
+                    thread::sleep(delay);
+                    Some(i.answer(1, answer("npm")))
+                })
+            },
+            {
+                let b = barrier.clone();
+                thread::spawn(move || {
+                    b.wait();
+                    thread::sleep(delay);
+                    c.abort();
+                    None
+                })
+            },
+            {
+                let b = barrier;
+                thread::spawn(move || {
+                    b.wait();
+                    thread::sleep(delay);
+                    reg.dispose();
+                    None
+                })
+            },
+        ];
+        let answered = racers
+            .into_iter()
+            .filter_map(|t| t.join().unwrap())
+            .next()
+            .unwrap();
+        let result = asker.join().unwrap();
+        drop(ctx);
+        let heard = heard.lock().unwrap().clone();
+        assert_eq!(heard.len(), 1, "round {round}: one resolved, {heard:?}");
+        let outcome = heard[0];
+        match &result {
+            Ok(got) => {
+                assert_eq!(got, &answer("npm"));
+                assert_eq!(outcome, Outcome::Answered, "round {round}");
+                assert!(answered.is_ok(), "round {round}");
+            }
+            Err(e) => {
+                let code = answered.unwrap_err().code();
+                assert_eq!(code, ErrorCode::AlreadyResolved, "round {round}");
+                let expected: &[(ErrorCode, &str, Outcome)] = &[
+                    (
+                        ErrorCode::AskAborted,
+                        messages::ASK_ABORTED,
+                        Outcome::Aborted,
+                    ),
+                    (
+                        ErrorCode::AskAborted,
+                        messages::PROVIDER_DISPOSED,
+                        Outcome::Aborted,
+                    ),
+                    (
+                        ErrorCode::AskTimedOut,
+                        "the user did not answer ask_user_question within 1 ms",
+                        Outcome::TimedOut,
+                    ),
+                ];
+                assert!(
+                    expected.contains(&(e.code(), e.message(), outcome)),
+                    "round {round}: {e:?} heard {outcome:?}"
+                );
+            }
+        }
+        let settled: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|l: &serde_json::Value| l["event"] == "settled")
+            .collect();
+        assert_eq!(settled.len(), 1, "round {round}: one settled line");
+        assert_eq!(settled[0]["outcome"], outcome.as_str(), "round {round}");
+        if let Err(e) = &result {
+            assert_eq!(settled[0]["code"], e.code().as_str(), "round {round}");
+            assert_eq!(settled[0]["message"], e.message(), "round {round}");
+        }
+        assert!(inbox.is_empty());
+        *seen.entry(outcome.as_str()).or_insert(0usize) += 1;
+    }
+    println!("answer/abort/disposal/deadline: {seen:?}");
+}
