@@ -353,22 +353,47 @@ pub(crate) fn command_error(command: &str, message: &str) -> ExitCode {
     argument_failure(error)
 }
 
-/// An option of `--hub` or `--web` (`[--token, --listen, --key]`, whether given) given with
-/// `--auto` instead: clap checks an option's `requires` only when nothing it conflicts with is
-/// given, and `--hub` and `--web` conflict with `--auto`.
-pub(crate) fn needs_its_mode(auto: bool, [token, listen, key]: [bool; 3]) -> Option<&'static str> {
-    if !auto {
-        return None;
-    }
-    if token {
+/// The modes an ask is answered in (`--auto`, `--hub`, `--web`: at most one, clap checks
+/// that) and the options that only mean something in one of them, each whether given.
+pub(crate) struct ModeOptions {
+    pub auto: bool,
+    pub hub: bool,
+    pub web: bool,
+    pub approve_intents: bool,
+    pub token: bool,
+    pub listen: bool,
+    pub key: bool,
+}
+
+/// An option given without its mode (`--token` without `--hub`, `--listen` without `--web`,
+/// …), which would be silently ignored: clap checks an option's `requires` only when nothing
+/// that conflicts with the required mode is given, and the three modes conflict with each
+/// other — so `--web --token T` or `--hub URL --listen ADDR` get past it.
+pub(crate) fn option_without_its_mode(given: &ModeOptions) -> Option<&'static str> {
+    if given.approve_intents && !given.auto {
+        Some("--approve-intents needs --auto POLICY")
+    } else if given.token && !given.hub {
         Some("--token needs --hub URL")
-    } else if listen {
+    } else if given.listen && !given.web {
         Some("--listen needs --web")
-    } else if key {
+    } else if given.key && !given.hub {
         Some("--key needs --hub URL")
     } else {
         None
     }
+}
+
+/// [`option_without_its_mode`] for the options of `ask` and `review-plan` (`key` is `ask`'s).
+fn misused_option(options: &AskOptions, key: bool) -> Option<&'static str> {
+    option_without_its_mode(&ModeOptions {
+        auto: options.auto.is_some(),
+        hub: options.hub.is_some(),
+        web: options.web,
+        approve_intents: options.approve_intents,
+        token: options.token.is_some(),
+        listen: options.listen.is_some(),
+        key,
+    })
 }
 
 /// The signals that end an ask (see [`Interrupts`]), watched from now on unless the
@@ -473,15 +498,7 @@ fn wait<T>(
 
 fn ask(args: AskArgs) -> ExitCode {
     let options = &args.options;
-    if options.approve_intents && options.auto.is_none() {
-        return command_error("ask", "--approve-intents needs --auto POLICY");
-    }
-    let given = [
-        options.token.is_some(),
-        options.listen.is_some(),
-        args.key.is_some(),
-    ];
-    if let Some(message) = needs_its_mode(options.auto.is_some(), given) {
+    if let Some(message) = misused_option(options, args.key.is_some()) {
         return command_error("ask", message);
     }
     let file = args.input.file.as_deref();
@@ -542,11 +559,7 @@ fn ask(args: AskArgs) -> ExitCode {
 
 fn review_plan(args: ReviewArgs) -> ExitCode {
     let options = &args.options;
-    if options.approve_intents && options.auto.is_none() {
-        return command_error("review-plan", "--approve-intents needs --auto POLICY");
-    }
-    let given = [options.token.is_some(), options.listen.is_some(), false];
-    if let Some(message) = needs_its_mode(options.auto.is_some(), given) {
+    if let Some(message) = misused_option(options, false) {
         return command_error("review-plan", message);
     }
     let file = args.file.as_deref();

@@ -150,8 +150,16 @@ impl Out {
 type InFlight = Arc<Mutex<HashMap<String, AbortController>>>;
 
 pub fn run(args: McpArgs) -> ExitCode {
-    let given = [args.token.is_some(), args.listen.is_some(), false];
-    if let Some(message) = crate::needs_its_mode(args.auto.is_some(), given) {
+    let given = crate::ModeOptions {
+        auto: args.auto.is_some(),
+        hub: args.hub.is_some(),
+        web: args.web,
+        approve_intents: args.approve_intents,
+        token: args.token.is_some(),
+        listen: args.listen.is_some(),
+        key: false,
+    };
+    if let Some(message) = crate::option_without_its_mode(&given) {
         return crate::command_error("mcp", message);
     }
     let ctx = match &args.journal {

@@ -351,6 +351,104 @@ fn a_bad_value_shows_the_command_s_usage_line_after_the_error() {
     }
 }
 
+/// Runs `uq args` with stdin closed and returns its run, killing it when it has not exited
+/// after a while (a refusal exits at once; a mode that started asking would wait).
+fn uq_or_kill(args: &[&str]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_uq"))
+        .args(args)
+        .env_remove("UQ_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("uq starts");
+    let give_up = Instant::now() + Duration::from_secs(15);
+    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn an_option_of_another_mode_is_refused_not_ignored() {
+    // clap checks `requires` only when nothing conflicting with the required mode is given:
+    // with another mode (`--web` for `--token`, `--hub` for `--listen`) the option would be
+    // dropped silently and the ask started without it.
+    let confirm = example("confirm");
+    let plan = plan();
+    let hub = "http://127.0.0.1:9/?token=t";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["ask", "--web", "--token", "t", &confirm],
+            "--token needs --hub URL",
+        ),
+        (
+            vec!["ask", "--web", "--key", "k", &confirm],
+            "--key needs --hub URL",
+        ),
+        (
+            vec!["ask", "--hub", hub, "--listen", "127.0.0.1:0", &confirm],
+            "--listen needs --web",
+        ),
+        (
+            vec!["review-plan", "--web", "--token", "t", &plan],
+            "--token needs --hub URL",
+        ),
+        (
+            vec![
+                "review-plan",
+                "--hub",
+                hub,
+                "--listen",
+                "127.0.0.1:0",
+                &plan,
+            ],
+            "--listen needs --web",
+        ),
+        (
+            vec!["mcp", "--web", "--token", "t"],
+            "--token needs --hub URL",
+        ),
+        (
+            vec!["mcp", "--hub", hub, "--listen", "127.0.0.1:0"],
+            "--listen needs --web",
+        ),
+        (
+            vec!["mcp", "--web", "--approve-intents"],
+            "--approve-intents needs --auto POLICY",
+        ),
+        (
+            vec!["mcp", "--hub", hub, "--approve-intents"],
+            "--approve-intents needs --auto POLICY",
+        ),
+    ];
+    for (args, message) in cases {
+        let run = uq_or_kill(&args);
+        assert_eq!(run.code, 15, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(
+            lines.first().copied(),
+            Some(format!("INVALID_ARGUMENT: {message}").as_str()),
+            "{args:?}: {}",
+            run.stderr
+        );
+        // Then the command's usage line, and nothing was served or asked.
+        assert_eq!(lines.len(), 2, "{args:?}: {}", run.stderr);
+        assert!(
+            lines[1].starts_with(&format!("Usage: uq {} ", args[0])),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
 // --- uq check --------------------------------------------------------------------------------
 
 #[test]
