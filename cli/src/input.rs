@@ -34,24 +34,18 @@ pub fn read_bytes(file: Option<&str>, what: &str) -> Result<Vec<u8>, UserQuestio
 }
 
 /// The whole text of FILE, or of stdin for `-` or none. A file that cannot be read is
-/// `INVALID_ARGUMENT` naming it.
+/// `INVALID_ARGUMENT` naming it; text that is not UTF-8 is malformed input, `INVALID_REQUEST`
+/// naming where it stops being UTF-8: `request is not valid JSON: …` (JSON is UTF-8, RFC 8259
+/// §8.1), or `plan is not UTF-8 text: …`.
 pub fn read_input(file: Option<&str>, what: &str) -> Result<String, UserQuestionError> {
-    let mut text = String::new();
-    match file {
-        None | Some("-") => {
-            std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                UserQuestionError::invalid_argument(format!(
-                    "cannot read the {what} from stdin: {e}"
-                ))
-            })?;
-        }
-        Some(path) => {
-            text = std::fs::read_to_string(path).map_err(|e| {
-                UserQuestionError::invalid_argument(format!("cannot read FILE {path:?}: {e}"))
-            })?;
-        }
-    }
-    Ok(text)
+    String::from_utf8(read_bytes(file, what)?).map_err(|e| {
+        let e = e.utf8_error();
+        UserQuestionError::invalid_request(if what == "request" {
+            format!("request is not valid JSON: {e}")
+        } else {
+            format!("{what} is not UTF-8 text: {e}")
+        })
+    })
 }
 
 /// The questions of a request: `{"questions": [...], "timeoutMs"?, "key"?}` (its deadline

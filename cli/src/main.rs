@@ -508,14 +508,23 @@ fn ask(args: AskArgs) -> ExitCode {
         && !options.web
         && is_stdin(file)
         && !std::io::stdin().is_terminal();
-    let text = match read_input(file, "request") {
-        Ok(text) => text,
-        Err(e) => return fail(&e),
-    };
+    let text = read_input(file, "request");
+    // A FILE that cannot be read is no ask: nothing is journaled.
+    if let Err(e) = &text
+        && e.code() != ErrorCode::InvalidRequest
+    {
+        return fail(e);
+    }
     let ctx = context(options);
-    let (request, answer_lines) = match split_request(&text, from_pipe) {
+    // Malformed (not UTF-8, or text after the request on its line): an ask refused, journaled
+    // as the core journals bad JSON.
+    let split = text.and_then(|text| Ok((split_request(&text, from_pipe)?, text)));
+    let ((request, answer_lines), text) = match split {
         Ok(split) => split,
-        Err(e) => return fail(&e),
+        Err(e) => {
+            ctx.user_questions().refuse(None, &e);
+            return refused(&ctx, &e);
+        }
     };
     let interrupts = match interrupts_for(options) {
         Ok(interrupts) => interrupts,

@@ -31,6 +31,11 @@ fn finish(output: Output) -> Run {
 
 /// Runs `uq args` with `stdin` as its whole input (closed after).
 fn uq(args: &[&str], stdin: &str) -> Run {
+    uq_bytes(args, stdin.as_bytes())
+}
+
+/// [`uq`] with input that need not be UTF-8.
+fn uq_bytes(args: &[&str], stdin: &[u8]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_uq"))
         .args(args)
         .env("TERM", "xterm-256color")
@@ -40,7 +45,7 @@ fn uq(args: &[&str], stdin: &str) -> Run {
         .spawn()
         .expect("uq starts");
     let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).unwrap();
+    input.write_all(stdin).unwrap();
     drop(input);
     finish(child.wait_with_output().unwrap())
 }
@@ -563,6 +568,77 @@ fn check_fails_with_the_code_number_and_exact_message() {
         run.stderr.contains("request is not valid JSON"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn input_that_is_not_utf8_is_a_malformed_request_not_an_unreadable_file() {
+    // JSON is UTF-8 (RFC 8259 §8.1): a request that is not is malformed input, 9
+    // (INVALID_REQUEST) naming where, like any text that is not JSON — not 15, "cannot read".
+    let request = b"[{\"id\":\"a\",\"question\":\"\xff?\"}]";
+    let not_json = "request is not valid JSON: invalid utf-8 sequence of 1 bytes from index 23";
+    let message = Some(not_json);
+    let dir = temp_dir("not-utf8");
+    let file = dir.join("req.json");
+    std::fs::write(&file, request).unwrap();
+    let file = file.to_str().unwrap();
+    assert_fails(
+        &uq(&["check", file], ""),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    assert_fails(
+        &uq_bytes(&["check", "-"], request),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    assert_fails(
+        &uq(&["ask", "--auto", "first", file], ""),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    // A plan is text: the same code, naming the plan.
+    assert_fails(
+        &uq_bytes(&["review-plan", "--auto", "first", "-"], b"1. ship \xfe\n"),
+        ErrorCode::InvalidRequest,
+        Some("plan is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 8"),
+    );
+    // A malformed request is an ask refused: journaled like one that is not JSON, whether its
+    // bytes are not UTF-8 or answer lines start on the request's own line.
+    let journal = dir.join("asks.jsonl");
+    let j = journal.to_str().unwrap();
+    assert_fails(
+        &uq_bytes(&["ask", "--journal", j, "-"], request),
+        ErrorCode::InvalidRequest,
+        message,
+    );
+    let trailing = "request is not valid JSON: trailing characters after the request; answer lines go on the lines after it";
+    assert_fails(
+        &uq(
+            &["ask", "--journal", j, "-"],
+            "{\"questions\":[{\"id\":\"a\",\"question\":\"A?\"}]} 1\n",
+        ),
+        ErrorCode::InvalidRequest,
+        Some(trailing),
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for (line, message) in lines.iter().zip([not_json, trailing]) {
+        assert_eq!(line["event"], "refused", "{line}");
+        assert_eq!(line["code"], "INVALID_REQUEST", "{line}");
+        assert_eq!(line["message"], message, "{line}");
+    }
+    // A FILE that cannot be read is still the argument's error, and no ask.
+    let missing = dir.join("missing.json");
+    let run = uq(&["ask", "--journal", j, missing.to_str().unwrap()], "");
+    assert_fails(&run, ErrorCode::InvalidArgument, None);
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap().lines().count(),
+        2
     );
 }
 
