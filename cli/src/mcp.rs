@@ -5,7 +5,8 @@
 //! `ping`, `tools/list` and `tools/call`; it takes `notifications/initialized` and
 //! `notifications/cancelled` (which withdraws the ask of that request) and ignores other
 //! notifications; every other method is `-32601`. Each `tools/call` asks on a thread of its
-//! own, so `ping` and cancellations are answered while a person thinks. When stdin closes,
+//! own, so `ping` and cancellations are answered while a person thinks; a `tools/call` whose
+//! id is already in flight is refused with `-32600`. When stdin closes,
 //! the asks still waiting are withdrawn (their responses, `ASK_ABORTED` results, are still
 //! written) and the process exits 0.
 //!
@@ -334,10 +335,27 @@ impl Server {
             exec = exec.with_timeout(timeout);
         }
         let key = id.to_string();
-        self.in_flight
+        // An id already in flight is refused (JSON-RPC ids are unique among a client's open
+        // requests): taking it would lose the first call's controller, which then could be
+        // neither cancelled nor withdrawn at end of input — and `uq` would never exit.
+        match self
+            .in_flight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), controller);
+            .entry(key.clone())
+        {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.out.error(
+                    &id,
+                    INVALID_REQUEST,
+                    &format!("Invalid Request: id {key} is already used by a call in flight"),
+                );
+                return None;
+            }
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(controller);
+            }
+        }
         // Checked and handed to the provider now. What settles at once (a refusal, the
         // auto-responder) is answered here, in order; the rest is awaited on a thread.
         let mut pending = Box::pin(ask_user_question::execute(&self.service, &args, exec));

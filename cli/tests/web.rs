@@ -7,6 +7,11 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
+
+use mcp_client::McpClient;
+
 const UQ: &str = env!("CARGO_BIN_EXE_uq");
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -323,4 +328,46 @@ fn a_non_loopback_listen_warns_that_the_traffic_is_plain_http() {
     assert!(open.starts_with("open http://"), "{open}");
     // The URL names an address another device can open.
     assert!(!open.contains("0.0.0.0"), "{open}");
+}
+
+#[test]
+fn uq_mcp_refuses_a_call_whose_id_is_in_flight_and_still_exits_when_stdin_closes() {
+    // Taking the id again would lose the first call: no cancellation could reach it, the end
+    // of input would not withdraw it, and `uq mcp` would wait for it forever.
+    let mut child = Command::new(UQ)
+        .args(["mcp", "--web"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let mut client = McpClient::new(stdin, stdout, PATIENCE);
+    client.initialize();
+    let questions = serde_json::json!({"questions": [{"id": "a", "question": "A?"}]});
+    client.ask(2, questions.clone());
+    client.ask(2, questions);
+    let refused = client.reply("the second call with id 2 is refused at once");
+    assert_eq!(
+        refused,
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32600,
+            "message": "Invalid Request: id 2 is already used by a call in flight"}})
+    );
+    let ping = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    client.send(ping);
+    assert_eq!(client.reply("ping")["id"], 3, "the first call still waits");
+    let replies = client.replies_after_close();
+    // The first call is withdrawn at the end of input, and answered so, and uq exits 0.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "uq mcp exits");
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0]["id"], 2);
+    assert_eq!(
+        replies[0]["result"]["structuredContent"]["error"]["code"],
+        "ASK_ABORTED"
+    );
 }

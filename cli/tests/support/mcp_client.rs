@@ -1,7 +1,7 @@
 //! The client side of `uq mcp` in tests: newline-delimited JSON-RPC written to its stdin and
 //! read from its stdout on a thread, so a test can wait for a reply or see that none came.
 //!
-//! Shared by `cli/tests/hub.rs` and `cli/tests/interactive.rs`.
+//! Shared by `cli/tests/hub.rs`, `cli/tests/interactive.rs` and `cli/tests/web.rs`.
 
 #![allow(dead_code)]
 
@@ -77,4 +77,15 @@ impl McpClient {
 
     /// Closes the server's stdin: the end of its input.
     pub fn close(self) {}
+
+    /// Closes the server's stdin and returns every line it writes until it closes its stdout
+    /// (each within the patience), as JSON.
+    pub fn replies_after_close(self) -> Vec<serde_json::Value> {
+        drop(self.stdin);
+        let mut replies = Vec::new();
+        while let Ok(line) = self.replies.recv_timeout(self.patience) {
+            replies.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+        replies
+    }
 }
