@@ -886,6 +886,141 @@ static void test_callbacks_reenter_the_library(void) {
   uq_context_free(ctx);
 }
 
+/* Re-entrancy while an ask is being delivered or settled: a provider that frees its context
+ * or triggers the ask's abort from inside `ask`, one that answers from inside `withdraw`, and
+ * a `release` that registers the next provider. */
+typedef struct {
+  uq_context *ctx;
+  uq_abort *abort;
+  int asks;
+  int withdraws;
+  int releases;
+  uq_code answer_in_withdraw;
+  uq_code register_in_release;
+  uint64_t next_registration;
+} reentrant;
+
+static void count_release_r(void *user_data) {
+  ((reentrant *)user_data)->releases++;
+}
+
+static void free_context_inside_ask(void *user_data, uint64_t ticket, const char *request_json) {
+  reentrant *r = user_data;
+  (void)ticket;
+  (void)request_json;
+  r->asks++;
+  uq_context_free(r->ctx);
+}
+
+static void trigger_abort_inside_ask(void *user_data, uint64_t ticket, const char *request_json) {
+  reentrant *r = user_data;
+  (void)ticket;
+  (void)request_json;
+  r->asks++;
+  uq_abort_trigger(r->abort);
+}
+
+static void ignore_ask(void *user_data, uint64_t ticket, const char *request_json) {
+  (void)ticket;
+  (void)request_json;
+  ((reentrant *)user_data)->asks++;
+}
+
+static void answer_inside_withdraw(void *user_data, uint64_t ticket) {
+  reentrant *r = user_data;
+  r->withdraws++;
+  r->answer_in_withdraw = uq_answer(r->ctx, ticket, CONFIRM_YES, NULL);
+}
+
+static void count_reentrant_withdraw(void *user_data, uint64_t ticket) {
+  (void)ticket;
+  ((reentrant *)user_data)->withdraws++;
+}
+
+static void register_inside_release(void *user_data) {
+  reentrant *r = user_data;
+  r->releases++;
+  r->register_in_release =
+      uq_register_auto_responder(r->ctx, "first", false, &r->next_registration);
+}
+
+static void test_callbacks_reenter_while_settling(void) {
+  completion done;
+  uint64_t reg = 0;
+
+  /* The context freed from inside the provider's `ask`: the ask settles as disposed, once,
+   * after `withdraw`; `release` runs once; the context is gone. */
+  reentrant r = {.ctx = uq_context_new(), .answer_in_withdraw = UQ_INTERNAL};
+  uq_provider frees = {free_context_inside_ask, count_reentrant_withdraw, count_release_r};
+  completion_init(&done);
+  CHECK_CODE(uq_register_provider(r.ctx, &frees, &r, &reg), UQ_OK);
+  CHECK_CODE(uq_ask(r.ctx, CONFIRM, NULL, NULL, on_done, &done), UQ_OK);
+  CHECK(r.asks == 1 && r.withdraws == 1 && r.releases == 1);
+  CHECK(completion_calls(&done) == 1);
+  CHECK_CODE(done.code, UQ_ASK_ABORTED);
+  CHECK_STR(done.json, "{\"code\":\"ASK_ABORTED\",\"message\":\"" MSG_DISPOSED "\"}");
+  CHECK_CODE(uq_ask(r.ctx, CONFIRM, NULL, NULL, on_done, &done), UQ_INVALID_ARGUMENT);
+  CHECK(completion_calls(&done) == 1);
+  completion_destroy(&done);
+
+  /* The ask's own abort triggered from inside `ask`: it settles ASK_ABORTED before uq_ask
+   * returns, once, and leaves nothing pending. */
+  r = (reentrant){.ctx = uq_context_new(), .abort = uq_abort_new()};
+  uq_provider aborts = {trigger_abort_inside_ask, count_reentrant_withdraw, NULL};
+  completion_init(&done);
+  CHECK_CODE(uq_register_provider(r.ctx, &aborts, &r, &reg), UQ_OK);
+  CHECK_CODE(uq_ask(r.ctx, CONFIRM, NULL, r.abort, on_done, &done), UQ_OK);
+  CHECK(completion_calls(&done) == 1);
+  CHECK_CODE(done.code, UQ_ASK_ABORTED);
+  CHECK_STR(done.json, "{\"code\":\"ASK_ABORTED\",\"message\":\"" MSG_ABORTED "\"}");
+  CHECK(r.asks == 1 && r.withdraws == 1);
+  char *pending = NULL;
+  CHECK_CODE(uq_pending(r.ctx, &pending), UQ_OK);
+  CHECK_STR(pending, "[]");
+  uq_string_free(pending);
+  uq_abort_free(r.abort);
+  uq_context_free(r.ctx);
+  completion_destroy(&done);
+
+  /* Answering from inside `withdraw` is too late: ALREADY_RESOLVED, and the asker gets the
+   * withdrawal, once. */
+  r = (reentrant){
+      .ctx = uq_context_new(), .abort = uq_abort_new(), .answer_in_withdraw = UQ_INTERNAL};
+  uq_provider answers_late = {ignore_ask, answer_inside_withdraw, NULL};
+  completion_init(&done);
+  CHECK_CODE(uq_register_provider(r.ctx, &answers_late, &r, &reg), UQ_OK);
+  CHECK_CODE(uq_ask(r.ctx, CONFIRM, NULL, r.abort, on_done, &done), UQ_OK);
+  CHECK(completion_calls(&done) == 0);
+  uq_abort_trigger(r.abort);
+  CHECK(r.withdraws == 1);
+  CHECK_CODE(r.answer_in_withdraw, UQ_ALREADY_RESOLVED);
+  CHECK(completion_calls(&done) == 1);
+  CHECK_CODE(done.code, UQ_ASK_ABORTED);
+  uq_abort_free(r.abort);
+  uq_context_free(r.ctx);
+  completion_destroy(&done);
+
+  /* `release` may register the next provider while its registration is being removed; while
+   * its context is being freed that is INVALID_ARGUMENT (the context is already gone). */
+  r = (reentrant){.ctx = uq_context_new(), .register_in_release = UQ_INTERNAL};
+  uq_provider hands_over = {ignore_ask, NULL, register_inside_release};
+  CHECK_CODE(uq_register_provider(r.ctx, &hands_over, &r, &reg), UQ_OK);
+  CHECK_CODE(uq_unregister_provider(r.ctx, reg), UQ_OK);
+  CHECK(r.releases == 1);
+  CHECK_CODE(r.register_in_release, UQ_OK);
+  CHECK(r.next_registration == reg + 1);
+  char *json = NULL;
+  CHECK_CODE(ask_wait(r.ctx, CONFIRM, NULL, NULL, &json), UQ_OK); /* the auto-responder */
+  CHECK_STR(json, CONFIRM_YES);
+  uq_string_free(json);
+  CHECK_CODE(uq_unregister_provider(r.ctx, r.next_registration), UQ_OK);
+  CHECK_CODE(uq_register_provider(r.ctx, &hands_over, &r, &reg), UQ_OK);
+  r.register_in_release = UQ_INTERNAL;
+  uq_context_free(r.ctx);
+  CHECK(r.releases == 2);
+  CHECK_CODE(r.register_in_release, UQ_INVALID_ARGUMENT);
+}
+
 static void test_tool(void) {
   uq_context *ctx = uq_context_new();
   completion done;
@@ -1154,6 +1289,7 @@ int main(void) {
       {"unregister with asks waiting", test_unregister_with_asks_waiting},
       {"context free with asks waiting", test_context_free_with_asks_waiting},
       {"callbacks re-enter the library", test_callbacks_reenter_the_library},
+      {"callbacks re-enter while an ask settles", test_callbacks_reenter_while_settling},
       {"tool", test_tool},
       {"races settle exactly once", test_races_settle_exactly_once},
       {"unregister races with answers", test_unregister_races_with_answers},
