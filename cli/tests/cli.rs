@@ -454,6 +454,41 @@ fn an_option_of_another_mode_is_refused_not_ignored() {
     }
 }
 
+#[test]
+fn a_stdout_that_fails_is_an_error_but_a_reader_that_went_away_is_not() {
+    // A full disk loses the answer: `CODE: message` on stderr and a failing status, never a
+    // panic (101) nor a silent 0.
+    let out = Command::new(env!("CARGO_BIN_EXE_uq"))
+        .args(["ask", "--auto", "first", &example("confirm")])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(16));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "INTERNAL: cannot write to stdout: No space left on device (os error 28)\n"
+    );
+    // A reader that closed the pipe first (`uq tool | head -0`): EPIPE, not SIGPIPE, and 0.
+    for args in [
+        &["tool"][..],
+        &["ask", "--auto", "first", &example("confirm")],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_uq"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}
+
 // --- uq check --------------------------------------------------------------------------------
 
 #[test]
