@@ -38,6 +38,8 @@ pub(crate) enum Eager<'py> {
     Settled(Result<Bound<'py, PyAny>, UserQuestionError>),
     /// The coroutine waits; the task goes on with it.
     Waiting(Bound<'py, PyAny>),
+    /// The first step raised an interrupt, kept for the asker (`provider::keep_interrupt`).
+    Interrupted,
 }
 
 /// What the eager start needs from asyncio; `None` where it is not available.
@@ -417,7 +419,7 @@ pub(crate) fn start<'py>(
             if let Some(handle) = step_handle {
                 retire(api, event_loop, &task, &handle);
             }
-            Ok(Eager::Settled(outcome))
+            Ok(outcome.map_or(Eager::Interrupted, Eager::Settled))
         }
     }
 }
@@ -643,7 +645,7 @@ fn start_on_spare<'py>(
                 Err(err) => Err(err),
             };
         }
-        Ok(Ok(Sent::Returned(value))) => Ok(Ok(value)),
+        Ok(Ok(Sent::Returned(value))) => Ok(Some(Ok(value))),
         Ok(Err(err)) => Ok(settled_by(py, api, err)),
         Err(err) => Err(err),
     };
@@ -661,28 +663,34 @@ fn start_on_spare<'py>(
             err.write_unraisable(py, Some(&task));
         }
     }
-    outcome.map(Eager::Settled)
+    outcome.map(|outcome| outcome.map_or(Eager::Interrupted, Eager::Settled))
 }
 
 /// How a coroutine's step that raised settles its ask: what it returned (`StopIteration`), a
-/// cancellation, or the provider's failure.
+/// cancellation, or the provider's failure; `None` for an interrupt (`KeyboardInterrupt`,
+/// `SystemExit`), which is kept for the asker instead, as an eager task raises it from its
+/// creation.
 fn settled_by<'py>(
     py: Python<'py>,
     api: &Api,
     err: PyErr,
-) -> Result<Bound<'py, PyAny>, UserQuestionError> {
+) -> Option<Result<Bound<'py, PyAny>, UserQuestionError>> {
     if err.is_instance_of::<PyStopIteration>(py) {
-        return err
-            .value(py)
-            .getattr(intern!(py, "value"))
-            .map_err(|e| from_provider_exception(py, &e));
+        return Some(
+            err.value(py)
+                .getattr(intern!(py, "value"))
+                .map_err(|e| from_provider_exception(py, &e)),
+        );
     }
     if err.is_instance(py, api.cancelled_error.bind(py)) {
-        return Err(UserQuestionError::provider_failed(
+        return Some(Err(UserQuestionError::provider_failed(
             "the user-questions provider's task was cancelled before it answered",
-        ));
+        )));
     }
-    Err(from_provider_exception(py, &err))
+    if crate::provider::keep_interrupt(py, &err) {
+        return None;
+    }
+    Some(Err(from_provider_exception(py, &err)))
 }
 
 /// The loop's handle of `task`'s first step, just scheduled by its creation: the last of an

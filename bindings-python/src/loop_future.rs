@@ -326,6 +326,9 @@ pub(crate) fn required_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 /// While it waits, the loop watches for wakes from threads Python does not know (the core's
 /// deadline timer, a provider's own threads): see `foreign.rs`.
 ///
+/// A provider that raised an interrupt as the ask started (`provider::keep_interrupt`) makes
+/// this withdraw the ask and raise that interrupt.
+///
 /// The running loop is looked up only for a future that waits (asyncio's lookup makes a
 /// `getpid` system call each time): an ask that must wait with no loop running on this
 /// thread is withdrawn (its future dropped) and this raises `RuntimeError`.
@@ -335,7 +338,15 @@ where
 {
     let mut future: SeamFuture = Box::pin(future);
     let mut cx = TaskContext::from_waker(Waker::noop());
-    if let Poll::Ready(completion) = future.as_mut().poll(&mut cx) {
+    let polled = future.as_mut().poll(&mut cx);
+    // A provider reached in this call (or just before it, by the ask's start) that raised an
+    // interrupt: the ask is withdrawn (dropped) and the asker gets the interrupt instead.
+    if let Some(interrupt) = crate::provider::take_interrupt() {
+        drop(polled);
+        drop(future);
+        return Err(interrupt);
+    }
+    if let Poll::Ready(completion) = polled {
         drop(future);
         return completion(py).map(|value| value.into_bound(py));
     }

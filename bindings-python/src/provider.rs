@@ -8,7 +8,15 @@
 //! task is cancelled. The task is held only weakly: a task that can never finish (its loop
 //! closed) is garbage, and its collection settles the ask `PROVIDER_FAILED` instead of
 //! hanging it.
+//!
+//! An interrupt a provider raises as its ask starts (a `BaseException` that is not an
+//! `Exception`: `KeyboardInterrupt`, `SystemExit`; from a synchronous `ask`, or from a
+//! coroutine's eager first step) does not settle the ask as the provider's failure: it is
+//! kept for the asker ([`keep_interrupt`]), the provider's future never finishes, and the
+//! asking call withdraws the ask (`ASK_ABORTED`, its signal fired) and raises the interrupt
+//! (`loop_future::settle_or_drive`), as Python code calling the provider would.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -53,6 +61,49 @@ pub(crate) fn running_loop(py: Python<'_>) -> PyResult<Option<Bound<'_, PyAny>>>
     Ok((!running.is_none()).then_some(running))
 }
 
+thread_local! {
+    /// The interrupt a provider raised while an ask started on this thread, until the asking
+    /// call takes it ([`take_interrupt`]).
+    static INTERRUPTED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Keeps `err`, raised by a provider as its ask starts on this thread, for the asker when it
+/// is an interrupt: a `BaseException` that is not an `Exception` (`KeyboardInterrupt`,
+/// `SystemExit`), other than asyncio's `CancelledError` (a cancelled provider is its failure).
+/// Returns whether it did; the provider's future must then never finish (the asking call
+/// withdraws the ask).
+pub(crate) fn keep_interrupt(py: Python<'_>, err: &PyErr) -> bool {
+    if err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+        return false;
+    }
+    let cancelled = asyncio(py)
+        .and_then(|asyncio| asyncio.getattr(intern!(py, "CancelledError")))
+        .is_ok_and(|cancelled| err.is_instance(py, &cancelled));
+    if cancelled {
+        return false;
+    }
+    INTERRUPTED.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        // The first one wins (a nested ask's was raised through this provider already).
+        if slot.is_none() {
+            *slot = Some(err.clone_ref(py));
+        }
+    });
+    true
+}
+
+/// The interrupt a provider raised while an ask started on this thread (see
+/// [`keep_interrupt`]), taken.
+pub(crate) fn take_interrupt() -> Option<PyErr> {
+    INTERRUPTED.with(|slot| slot.borrow_mut().take())
+}
+
+/// The future of a provider that raised an interrupt: it never finishes; the asking call
+/// withdraws the ask.
+fn interrupted() -> ProviderFuture {
+    Box::pin(std::future::pending())
+}
+
 /// A provider's return value as an answer; anything not of the answer shape is
 /// `PROVIDER_FAILED` with the core's message naming the path.
 pub(crate) fn answer_from_py(returned: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer> {
@@ -84,11 +135,15 @@ impl PyProvider {
         let dict = self
             .request_dict(py, &request)
             .map_err(|e| from_provider_exception(py, &e))?;
-        let returned = self
+        let returned = match self
             .provider
             .bind(py)
             .call_method1(intern!(py, "ask"), (dict,))
-            .map_err(|e| from_provider_exception(py, &e))?;
+        {
+            Ok(returned) => returned,
+            Err(err) if keep_interrupt(py, &err) => return Ok(interrupted()),
+            Err(err) => return Err(from_provider_exception(py, &err)),
+        };
         // A dict (the usual answer) is not awaitable: no failed attribute lookup for it.
         if !returned.is_exact_instance_of::<PyDict>()
             && returned.hasattr(intern!(py, "__await__")).unwrap_or(false)
@@ -176,6 +231,7 @@ impl PyProvider {
         if on_this_thread {
             match crate::eager::start(py, &target, target_runs, awaitable)? {
                 Eager::Ineligible => {}
+                Eager::Interrupted => return Ok(interrupted()),
                 Eager::Settled(outcome) => {
                     let outcome = outcome.and_then(|returned| answer_from_py(&returned));
                     return Ok(Box::pin(async move { outcome }));

@@ -43,7 +43,9 @@ class Provider(Protocol):
     dict, or an awaitable of it (run as a task on the loop that was running where the
     provider was registered, while it runs, else on the asker's loop; cancelled when the ask
     is withdrawn). Raising ``UserQuestionError`` passes its code through; any other exception
-    settles the ask ``PROVIDER_FAILED`` with the exception's message.
+    settles the ask ``PROVIDER_FAILED`` with the exception's message. An interrupt
+    (``KeyboardInterrupt``, ``SystemExit``) raised as the ask starts withdraws the ask
+    (``ASK_ABORTED``) and propagates to the asker.
     """
 
     def ask(
