@@ -348,6 +348,11 @@ where
     }
     if let Poll::Ready(completion) = polled {
         drop(future);
+        // Settled as it started — maybe by a foreign thread meanwhile (a deadline passing
+        // while the ask started): what that thread caused before the settlement (the inbox's
+        // `resolved`, the provider signal's callbacks) runs before the asker observes it
+        // (§4.7), as when a waiting ask completes (`Driver::poll`).
+        foreign::catch_up(py);
         return completion(py).map(|value| value.into_bound(py));
     }
     drive_on(required_loop(py)?, future)

@@ -433,7 +433,10 @@ async def test_many_deadlines_on_one_loop_keep_every_ticket_s_events_in_order() 
         assert raised.value.code == "ASK_TIMED_OUT"
         seen.setdefault(f"k{i}", []).append("observed")
 
-    for _ in range(3):
+    # An ask whose deadline passes while it starts (a loaded machine) settles as it starts:
+    # its `resolved`, caused on the timer thread, still comes first. Ten rounds: that case
+    # is rare enough to need them.
+    for _ in range(10):
         seen.clear()
         await asyncio.gather(*[one(i) for i in range(1000)])
         orders: Dict[str, int] = {}
