@@ -287,3 +287,50 @@ test('deadlines racing JS provider answers and inbox answers: each ask settles o
   }
   ctx.dispose()
 })
+
+test('what a registered provider or a subscription calls stays alive until the context is disposed or the subscription ended, then it is collected', async () => {
+  /** @type {Set<string>} */
+  const collected = new Set()
+  const registry = new FinalizationRegistry((/** @type {string} */ name) => collected.add(name))
+  /** Collects until `names` are all collected, or gives up after many rounds. */
+  const collectUntil = async (/** @type {string[]} */ names) => {
+    for (let round = 0; round < 20 && !names.every((n) => collected.has(n)); round++) {
+      await collect()
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+  }
+  /** @type {() => void} */
+  let disposeContext = () => {}
+  /** @type {() => void} */
+  let unsubscribe = () => {}
+  ;(() => {
+    // A provider that refers to its own context.
+    const ctx = new Context()
+    const provider = { ctx, ask: () => YES }
+    ctx.userQuestions.registerProvider(provider)
+    registry.register(ctx, 'context')
+    registry.register(provider, 'provider')
+    disposeContext = () => ctx.dispose()
+    // A UI that subscribes its own method to its own inbox.
+    const inbox = new QuestionInbox()
+    const ui = {
+      inbox,
+      /** @type {unknown} */
+      last: undefined,
+      on(/** @type {unknown} */ event) {
+        this.last = event
+      },
+    }
+    const end = inbox.subscribe((e) => ui.on(e))
+    registry.register(inbox, 'inbox')
+    registry.register(ui, 'ui')
+    unsubscribe = () => end()
+  })()
+  await collectUntil(['context', 'provider', 'inbox', 'ui'])
+  assert.deepEqual([...collected], [])
+  disposeContext()
+  unsubscribe()
+  disposeContext = unsubscribe = () => {}
+  await collectUntil(['context', 'provider', 'inbox', 'ui'])
+  assert.deepEqual([...collected].sort(), ['context', 'inbox', 'provider', 'ui'])
+})
