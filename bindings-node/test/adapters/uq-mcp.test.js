@@ -6,7 +6,6 @@
 
 const { test, before } = require('node:test')
 const assert = require('node:assert/strict')
-const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -16,53 +15,7 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 
 const { AskUserQuestionTool, Context } = require('../..')
 
-const ROOT = path.resolve(__dirname, '..', '..', '..')
-
-/** The newest modification time of the Rust sources `uq mcp` is built from. */
-function newestSource() {
-  let newest = 0
-  for (const dir of ['cli', 'core', 'terminal', 'web', 'remote']) {
-    const walk = (/** @type {string} */ at) => {
-      for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-        const full = path.join(at, entry.name)
-        if (entry.isDirectory()) walk(full)
-        else if (entry.name.endsWith('.rs') || entry.name === 'Cargo.toml') newest = Math.max(newest, fs.statSync(full).mtimeMs)
-      }
-    }
-    const src = path.join(ROOT, dir, 'src')
-    if (fs.existsSync(src)) walk(src)
-  }
-  return newest
-}
-
-/**
- * The `uq` binary: `UQ_BIN`, else the one cargo built in this tree when it is newer than the
- * sources, else built now with cargo (a whole build can outlast the file's test timeout, so an
- * up-to-date binary is used as it is).
- */
-function uqBinary() {
-  if (process.env.UQ_BIN) return process.env.UQ_BIN
-  const target = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target')
-  const candidates = []
-  if (process.env.CARGO_BUILD_TARGET) candidates.push(path.join(target, process.env.CARGO_BUILD_TARGET, 'debug', 'uq'))
-  candidates.push(path.join(target, 'debug', 'uq'))
-  const newest = newestSource()
-  const fresh = candidates.find((p) => fs.existsSync(p) && fs.statSync(p).mtimeMs > newest)
-  if (fresh) return fresh
-  const out = execFileSync(
-    'cargo',
-    ['build', '-q', '-p', 'user-questions-cli', '--bin', 'uq', '--message-format=json'],
-    { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-  )
-  for (const line of out.split('\n')) {
-    if (!line) continue
-    const message = JSON.parse(line)
-    if (message.reason === 'compiler-artifact' && message.executable && path.basename(message.executable) === 'uq') {
-      return message.executable
-    }
-  }
-  throw new Error('cargo built no uq executable')
-}
+const { uqBinary } = require('../fixtures/uq-binary.js')
 
 let uq = ''
 // Building may wait for cargo's lock or rebuild the CLI: longer than a test.
