@@ -7,7 +7,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
-const { Context, QuestionInbox, WebProvider } = require('..')
+const { AskUserQuestionTool, Context, QuestionInbox, WebProvider } = require('..')
 const native = require('../native.js')
 
 const Q = [{ id: 'go', question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }] }]
@@ -333,4 +333,39 @@ test('what a registered provider or a subscription calls stays alive until the c
   disposeContext = unsubscribe = () => {}
   await collectUntil(['context', 'provider', 'inbox', 'ui'])
   assert.deepEqual([...collected].sort(), ['context', 'inbox', 'provider', 'ui'])
+})
+
+test("the tool's and reviewPlan's deadlines (the timer thread): the provider's signal and the inbox's resolved come before the asker resumes", async () => {
+  for (const via of ['tool', 'reviewPlan']) {
+    for (const provider of ['JS provider', 'inbox']) {
+      const ctx = new Context()
+      /** @type {string[]} */
+      const log = []
+      if (provider === 'JS provider') {
+        ctx.userQuestions.registerProvider({
+          ask(/** @type {any} */ request) {
+            log.push('provider called')
+            request.signal.addEventListener('abort', () => log.push('provider signal'))
+            return new Promise(() => {})
+          },
+        })
+      } else {
+        const inbox = new QuestionInbox()
+        ctx.userQuestions.registerProvider(inbox)
+        inbox.subscribe((e) => log.push(`${e.type}${e.outcome ? ` ${e.outcome}` : ''}`))
+      }
+      if (via === 'tool') {
+        const result = await new AskUserQuestionTool(ctx).execute({ questions: [{ id: 'go', question: 'Proceed?' }] }, { timeoutMs: 100 })
+        log.push(`asker ${result.isError ? result.error?.code : 'answered'}`)
+      } else {
+        await ctx.userQuestions.reviewPlan('# The plan', { timeoutMs: 100 }).then(
+          () => log.push('asker answered'),
+          (/** @type {any} */ err) => log.push(`asker ${err.code}`),
+        )
+      }
+      const seen = provider === 'JS provider' ? ['provider called', 'provider signal'] : ['requested', 'resolved timed_out']
+      assert.deepEqual(log, [...seen, 'asker ASK_TIMED_OUT'], `${via}, ${provider}`)
+      ctx.dispose()
+    }
+  }
 })
