@@ -301,22 +301,29 @@ fn end_of_input_cancels_and_a_multi_question_batch_can_go_back() {
     assert_eq!(e.message(), messages::ASK_CANCELLED);
 }
 
+/// A question on screen whose answer line (`1`) and abort are released together; the setup
+/// and the ask's outcome.
+fn answer_racing_an_abort() -> (Setup, Receiver<Result<AskUserQuestionAnswer>>) {
+    let s = setup();
+    let abort = AbortController::new();
+    let a = ask(&s.ctx, question("a", "First?"), Some(&abort));
+    s.screen.wait_for("[1/1] First?");
+    let barrier = Arc::new(Barrier::new(2));
+    let b2 = barrier.clone();
+    let aborter = std::thread::spawn(move || {
+        b2.wait();
+        abort.abort();
+    });
+    barrier.wait();
+    s.type_line("1");
+    aborter.join().unwrap();
+    (s, a)
+}
+
 #[test]
 fn an_answer_racing_a_withdrawal_settles_exactly_once() {
     for round in 0..25 {
-        let s = setup();
-        let abort = AbortController::new();
-        let a = ask(&s.ctx, question("a", "First?"), Some(&abort));
-        s.screen.wait_for("[1/1] First?");
-        let barrier = Arc::new(Barrier::new(2));
-        let b2 = barrier.clone();
-        let aborter = std::thread::spawn(move || {
-            b2.wait();
-            abort.abort();
-        });
-        barrier.wait();
-        s.type_line("1");
-        aborter.join().unwrap();
+        let (s, a) = answer_racing_an_abort();
         match settled(&a) {
             Ok(answer) => assert_eq!(
                 answer.to_compact_json(),
@@ -348,19 +355,7 @@ fn a_withdrawal_racing_an_answer_is_shown_as_the_asker_gets_it() {
     // the person what the asker got — a withdrawal notice exactly when it was withdrawn.
     let mut seen = [0, 0];
     for round in 0..100 {
-        let s = setup();
-        let abort = AbortController::new();
-        let a = ask(&s.ctx, question("a", "First?"), Some(&abort));
-        s.screen.wait_for("[1/1] First?");
-        let barrier = Arc::new(Barrier::new(2));
-        let b2 = barrier.clone();
-        let aborter = std::thread::spawn(move || {
-            b2.wait();
-            abort.abort();
-        });
-        barrier.wait();
-        s.type_line("1");
-        aborter.join().unwrap();
+        let (s, a) = answer_racing_an_abort();
         let result = settled(&a);
         // The next batch on screen: the terminal is done with the first.
         let _b = ask(&s.ctx, question("b", "Second?"), None);
