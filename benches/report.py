@@ -93,6 +93,9 @@ def main():
         ("Node", "AutoResponder", "node.ask.auto_responder", "pure-JS reference", "node.ask.reference", 8.0),
         ("Node", "inbox round trip", "node.ask.inbox_round_trip", "pure-JS reference", "node.ask.reference", 15.0),
         ("Node", "crossing only (no ask)¹", "node.ask.crossing_floor", "pure-JS reference", "node.ask.reference", 5.0),
+        ("Node", "floor: Node-API reads, no checks³", "node.floor.typed", "pure-JS reference", "node.ask.reference", None),
+        ("Node", "floor: JSON crossing, no checks³", "node.floor.json", "pure-JS reference", "node.ask.reference", None),
+        ("Node", "floor: JSON crossing + JS provider³", "node.floor.json_js_provider", "pure-JS reference", "node.ask.reference", None),
         ("Python", "async, async provider", "python.ask.py_provider", "pure-Python reference", "python.ask.reference", 6.0),
         ("Python", "async, sync provider", "python.ask.sync_py_provider", "pure-Python reference", "python.ask.reference", 3.0),
         ("Python", "async, AutoResponder", "python.ask.auto_responder", "pure-Python reference", "python.ask.reference", 2.0),
@@ -137,6 +140,16 @@ def main():
             "² The same inbox round trip as the row above it (`ensure_future(ask)`, `sleep(0)`, "
             "answer, `await`), through the pure-Python reference with a pure-Python inbox: what "
             "asyncio itself costs for that op, the floor under any implementation's figure."
+        )
+    if g("node.floor.typed") is not None:
+        w("")
+        w(
+            "³ `benches/node/floor.c`: the bench's request carried to native code and an answer "
+            "back with nothing else done (no checks, no ask, no copy for the provider) — by "
+            "Node-API reads of each field, by JSON text (`JSON.stringify`, one native read, "
+            "`JSON.parse`), and by JSON with the JS provider called in between and its answer "
+            "carried to native code too: the least any Node-API addon pays for the Node rows' "
+            "crossing, before any work of its own."
         )
     w("")
 

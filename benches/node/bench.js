@@ -13,6 +13,8 @@ const path = require('node:path')
 
 const pkg = require(process.env.UQ_NODE_PACKAGE || path.join(__dirname, '..', '..', 'bindings-node'))
 const ref = require(path.join(__dirname, '..', 'reference', 'reference.js'))
+// The Node-API floors (benches/node/floor.c), when scripts/bench could build them.
+const floor = process.env.UQ_NODE_FLOOR ? require(process.env.UQ_NODE_FLOOR) : undefined
 
 const quick = process.argv.includes('--quick')
 const ROUNDS = quick ? 3 : 25
@@ -146,15 +148,41 @@ async function perAsk () {
     reference: () => service.ask({ questions: QUESTIONS }),
     // The crossing alone: questions to native and an answer back, synchronously, no ask.
     crossing_floor: () => responder.ask({ questions: QUESTIONS }),
+    ...(floor && floorOps()),
   })
   report('node.ask.js_provider', m.js_provider, 'ns')
   report('node.ask.auto_responder', m.auto_responder, 'ns')
   report('node.ask.inbox_round_trip', m.inbox_round_trip, 'ns')
   report('node.ask.reference', m.reference, 'ns')
   report('node.ask.crossing_floor', m.crossing_floor, 'ns')
+  if (floor) {
+    report('node.floor.typed', m.floor_typed, 'ns')
+    report('node.floor.json', m.floor_json, 'ns')
+    report('node.floor.json_js_provider', m.floor_json_js_provider, 'ns')
+  }
   jsCtx.dispose()
   autoCtx.dispose()
   inboxCtx.dispose()
+}
+
+/**
+ * The floors under the crossing (benches/node/floor.c): the bench's request carried to native
+ * code and an answer back with nothing else done — no checks, no ask, no copy for the
+ * provider. By Node-API reads (`typed`); by JSON text, as the package crosses (`json`); and by
+ * JSON with the JS provider called in between, its answer carried to native code too, as a
+ * JS-provider ask whose answer the core checks must (`json_js_provider`).
+ */
+function floorOps () {
+  return {
+    floor_typed: () => floor.typed({ questions: QUESTIONS }),
+    floor_json: () => JSON.parse(floor.text(JSON.stringify({ questions: QUESTIONS }))),
+    floor_json_js_provider: async () => {
+      const request = { questions: QUESTIONS }
+      floor.text(JSON.stringify(request))
+      const answer = await firstOption.ask(request)
+      return JSON.parse(floor.text(JSON.stringify(answer)))
+    },
+  }
 }
 
 async function identity () {
@@ -216,6 +244,16 @@ async function selfCheck () {
     if (a !== b) throw new Error(`self-check "${name}": ours gave ${a}, the reference ${b}`)
   }
   ctx.dispose()
+  if (floor) {
+    // The floors do the crossing's work: each gives the answer the reference gives.
+    const answering = new ref.ReferenceService(new ref.ReferenceAgentRegistry())
+    answering.registerProvider(firstOption)
+    const expected = JSON.stringify(await answering.ask({ questions: QUESTIONS }))
+    for (const [name, op] of Object.entries(floorOps())) {
+      const got = JSON.stringify(await op())
+      if (got !== expected) throw new Error(`self-check "${name}": gave ${got}, the reference ${expected}`)
+    }
+  }
 }
 
 async function main () {
