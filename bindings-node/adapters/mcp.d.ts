@@ -8,6 +8,8 @@ export type { Elicitation, ElicitationField } from './types'
 export declare const CANCELLED: string
 /** The message of the `PROVIDER_FAILED` raised when the client cannot elicit. */
 export declare const NO_ELICITATION: string
+/** The message of the `PROVIDER_FAILED` raised when the connection to the client closes before it answers. */
+export declare const CLIENT_GONE: string
 
 /** A question batch → `{ message, requestedSchema }` (one field per id, `<id>.other` for free text, nothing required). */
 export declare function toElicitation(questions: AskUserQuestionItem[]): Elicitation
@@ -21,7 +23,9 @@ export declare function supportsFormElicitation(capabilities: unknown): boolean
 /**
  * A provider that asks the connected client of an MCP server (`Server` or `McpServer` of
  * `@modelcontextprotocol/sdk`) through form elicitation. A client without the capability fails
- * each ask with `PROVIDER_FAILED` (`NO_ELICITATION`); a withdrawn ask cancels the client's request.
+ * each ask with `PROVIDER_FAILED` (`NO_ELICITATION`); a withdrawn ask cancels the client's request;
+ * a connection that closes first fails the ask with `PROVIDER_FAILED` (`CLIENT_GONE`), unless the
+ * ask's signal is the tool call's `extra.signal` (then the ask is withdrawn: `ASK_ABORTED`).
  * `relatedRequestId` (a tool call's `extra.requestId`) ties each elicitation to that request.
  */
 export declare class McpElicitationProvider implements UserQuestionProvider {

@@ -21,6 +21,13 @@ const CANCELLED = 'the user cancelled ask_user_question'
 /** The message of the PROVIDER_FAILED raised when the client cannot elicit. */
 const NO_ELICITATION =
   'the connected MCP client cannot answer questions: it did not declare the elicitation capability for form mode'
+/**
+ * The message of the PROVIDER_FAILED raised when the connection to the client closes (the client
+ * went away, or the server closed it) before the client answered, or before the ask.
+ */
+const CLIENT_GONE = 'the connection to the MCP client closed before the user answered'
+/** The SDK's `ErrorCode.ConnectionClosed`: what a request waiting as the connection closes gets. */
+const CONNECTION_CLOSED = -32000
 /** The longest wait the SDK's request timer takes; deadlines are the seam's (§16). */
 const NO_SDK_TIMEOUT = 2147483647
 
@@ -207,6 +214,9 @@ function supportsFormElicitation(capabilities) {
  * cancels the request (the client receives `notifications/cancelled`). A client that did not
  * declare form elicitation fails each ask at once with PROVIDER_FAILED (`NO_ELICITATION`):
  * capabilities are known only once a client has connected, after the provider is registered.
+ * A connection that closes before the client answered (or before the ask) fails the ask with
+ * PROVIDER_FAILED (`CLIENT_GONE`), unless the ask's signal is the tool call's `extra.signal`,
+ * which the SDK aborts first: that ask is withdrawn, ASK_ABORTED (§4.1).
  */
 class McpElicitationProvider {
   /**
@@ -232,6 +242,9 @@ class McpElicitationProvider {
     const questions = request.questions
     if (!supportsFormElicitation(this.server.getClientCapabilities())) throw failed(NO_ELICITATION)
     const params = toElicitation(questions)
+    // A connection closed already: the SDK would fail the request with `Not connected`, Python's
+    // as one closed while it waits (below) — both CLIENT_GONE.
+    if (this.server.transport === undefined) throw failed(CLIENT_GONE)
     let result
     try {
       // `request` rather than `elicitInput`: the content is checked field by field below, with
@@ -248,6 +261,10 @@ class McpElicitationProvider {
       )
     } catch (err) {
       if (err instanceof UserQuestionError) throw err
+      // The connection closed while the client had the form. (An asker whose tool call's
+      // `extra.signal` is the ask's has withdrawn it already: the SDK aborts the calls in flight
+      // before it fails the requests it waits on, and the seam drops this failure, §4.1.)
+      if (isObject(err) && err.code === CONNECTION_CLOSED) throw failed(CLIENT_GONE)
       throw failed(`the MCP client failed the elicitation: ${err instanceof Error ? err.message : String(err)}`)
     }
     return fromElicitation(questions, result)
@@ -256,6 +273,7 @@ class McpElicitationProvider {
 
 module.exports = {
   CANCELLED,
+  CLIENT_GONE,
   NO_ELICITATION,
   McpElicitationProvider,
   fromElicitation,

@@ -4,6 +4,9 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
 
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js')
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
@@ -11,7 +14,13 @@ const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js')
 const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js')
 
 const { Context, UserQuestionError } = require('../..')
-const { McpElicitationProvider, NO_ELICITATION, supportsFormElicitation, toElicitation } = require('../../adapters/mcp.js')
+const {
+  CLIENT_GONE,
+  McpElicitationProvider,
+  NO_ELICITATION,
+  supportsFormElicitation,
+  toElicitation,
+} = require('../../adapters/mcp.js')
 
 const QUESTIONS = [
   {
@@ -33,11 +42,20 @@ const QUESTIONS = [
  * A host that is an MCP server whose tool asks the human through its own client, and a client
  * connected to it in memory. `answer` handles the client's elicitation requests (none: the
  * client does not declare the capability). `abortWhen`, when given, aborts the ask once it
- * resolves.
+ * resolves; `toolSignal` makes the tool call's `extra.signal` the ask's signal (as in the
+ * examples). The context journals to `journal` when given.
  */
-async function connect({ answer, abortWhen, requestScoped, elicitation } = {}) {
+async function connect({ answer, abortWhen, requestScoped, elicitation, toolSignal, journal } = {}) {
   const server = new McpServer({ name: 'host', version: '1.0.0' })
-  const questions = new Context()
+  const questions = new Context(journal ? { journal } : {})
+  /** What the tool's asks gave (the answer, or `{code, message}`), in order. */
+  const outcomes = []
+  let firstSettled
+  const first = new Promise((resolve) => (firstSettled = resolve))
+  const settle = (value) => {
+    outcomes.push(value)
+    firstSettled(value)
+  }
   if (!requestScoped) questions.userQuestions.registerProvider(new McpElicitationProvider(server))
   server.registerTool('deploy', { description: 'Asks, then deploys.' }, async (extra) => {
     const dispose = requestScoped
@@ -48,10 +66,13 @@ async function connect({ answer, abortWhen, requestScoped, elicitation } = {}) {
     const controller = new AbortController()
     if (abortWhen) abortWhen.then(() => controller.abort())
     try {
-      const result = await questions.userQuestions.ask({ questions: QUESTIONS, signal: controller.signal })
+      const signal = toolSignal ? extra.signal : controller.signal
+      const result = await questions.userQuestions.ask({ questions: QUESTIONS, signal })
+      settle(result)
       return { content: [{ type: 'text', text: JSON.stringify(result) }] }
     } catch (err) {
       assert.ok(err instanceof UserQuestionError)
+      settle({ code: err.code, message: err.message })
       return { content: [{ type: 'text', text: JSON.stringify({ code: err.code, message: err.message }) }] }
     } finally {
       dispose()
@@ -77,7 +98,7 @@ async function connect({ answer, abortWhen, requestScoped, elicitation } = {}) {
     await server.close()
     questions.dispose()
   }
-  return { call, close }
+  return { call, close, client, outcomes, first }
 }
 
 for (const requestScoped of [false, true]) {
@@ -199,4 +220,103 @@ test('the constructor refuses what is not an MCP server', () => {
     () => new McpElicitationProvider({}),
     (err) => err instanceof UserQuestionError && err.code === 'INVALID_ARGUMENT',
   )
+})
+
+/** The journal's `settled` lines as `[outcome, code, message]`. */
+function settlements(journal) {
+  return fs
+    .readFileSync(journal, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.event === 'settled')
+    .map((line) => [line.outcome, line.code, line.message])
+}
+
+/**
+ * A tool call waits on an elicitation and its client closes the connection (the transport
+ * ends; no `notifications/cancelled` is sent). Returns what the asker got, the client's call's
+ * error, the journal's settlements and the unhandled rejections seen meanwhile.
+ */
+async function clientGone({ toolSignal, requestScoped }) {
+  const journal = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uq-mcp-gone-')), 'journal.jsonl')
+  const unhandled = []
+  const onUnhandled = (reason) => unhandled.push(reason)
+  process.on('unhandledRejection', onUnhandled)
+  try {
+    let asked
+    const askedPromise = new Promise((resolve) => (asked = resolve))
+    const host = await connect({
+      toolSignal,
+      requestScoped,
+      journal,
+      answer: () => {
+        asked()
+        return new Promise(() => {}) // the person never answers
+      },
+    })
+    const call = host.call().then(
+      () => 'answered',
+      (err) => err.code,
+    )
+    await askedPromise
+    await host.client.close()
+    const got = await host.first
+    const callError = await call
+    await host.close()
+    // A rejection nobody handles is reported once the microtasks have run: one more turn.
+    await new Promise((resolve) => setImmediate(resolve))
+    return { got, outcomes: host.outcomes, callError, settled: settlements(journal), unhandled }
+  } finally {
+    process.off('unhandledRejection', onUnhandled)
+  }
+}
+
+const ABORTED = ['ASK_ABORTED', 'ask_user_question was aborted before the user answered']
+
+for (const requestScoped of [false, true]) {
+  const how = requestScoped ? 'tied to the tool call' : 'one provider for the server'
+  test(`the client gone while the tool call's signal holds the ask: ASK_ABORTED, once (${how})`, async () => {
+    // The SDK aborts the call's `extra.signal` as the connection closes, before it fails the
+    // pending elicitation: the ask is withdrawn (§4.1), the failure after it dropped — as in
+    // Python, where the connection's end cancels the call's scope.
+    const gone = await clientGone({ toolSignal: true, requestScoped })
+    assert.deepEqual(gone.got, { code: ABORTED[0], message: ABORTED[1] })
+    assert.equal(gone.outcomes.length, 1)
+    assert.deepEqual(gone.settled, [['aborted', ...ABORTED]])
+    assert.equal(gone.callError, -32000) // the client's own call ends with the connection
+    assert.deepEqual(gone.unhandled, [])
+  })
+
+  test(`the client gone while nothing withdraws the ask: PROVIDER_FAILED naming the closed connection, once (${how})`, async () => {
+    // The provider cannot reach the person any more (§4.5), with Python's code and message.
+    assert.equal(CLIENT_GONE, 'the connection to the MCP client closed before the user answered')
+    const gone = await clientGone({ toolSignal: false, requestScoped })
+    assert.deepEqual(gone.got, { code: 'PROVIDER_FAILED', message: CLIENT_GONE })
+    assert.equal(gone.outcomes.length, 1)
+    assert.deepEqual(gone.settled, [['failed', 'PROVIDER_FAILED', CLIENT_GONE]])
+    assert.equal(gone.callError, -32000)
+    assert.deepEqual(gone.unhandled, [])
+  })
+}
+
+test('a client already gone when the ask starts: PROVIDER_FAILED naming the closed connection, and nothing is sent', async () => {
+  const server = new McpServer({ name: 'host', version: '1.0.0' })
+  const client = new Client({ name: 'ui', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } })
+  let reached = false
+  client.setRequestHandler(ElicitRequestSchema, async () => {
+    reached = true
+    return { action: 'accept' }
+  })
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)])
+  await client.close()
+  const questions = new Context()
+  questions.userQuestions.registerProvider(new McpElicitationProvider(server))
+  await assert.rejects(
+    questions.userQuestions.ask({ questions: QUESTIONS }),
+    (err) => err instanceof UserQuestionError && err.code === 'PROVIDER_FAILED' && err.message === CLIENT_GONE,
+  )
+  assert.equal(reached, false)
+  questions.dispose()
 })

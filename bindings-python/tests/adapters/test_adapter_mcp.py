@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict, List, Optional
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
 import anyio
 import mcp_types as types
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 
 import user_questions as uq
 from user_questions.adapters.mcp import (
+    CLIENT_GONE,
     NO_ELICITATION,
     McpElicitationProvider,
     supports_form_elicitation,
@@ -235,3 +237,155 @@ def test_form_elicitation_is_an_empty_elicitation_capability_or_one_with_form() 
         assert supports_form_elicitation(as_dict) is expected, plain
     assert supports_form_elicitation(None) is False
     assert supports_form_elicitation({"elicitation": "form"}) is False
+
+
+async def client_gone(
+    journal: Path, *, wired: bool, request_scoped: bool
+) -> Tuple[List[Any], List[Dict[str, Any]]]:
+    """A tool call waits on an elicitation; its client closes the connection (the transport
+    ends, no ``notifications/cancelled`` is sent). With ``wired`` the tool awaits the ask, so
+    the SDK's cancellation of the call (its cancel scope) reaches it, as in the examples;
+    without, the ask runs in a task of its own that the cancellation does not reach. One
+    context serves the server, as a host that outlives its connections. Returns what the
+    asker got, and the journal's lines."""
+    asked = anyio.Event()
+    settled = anyio.Event()
+    got: List[Any] = []
+
+    def record(outcome: Any) -> None:
+        got.append(outcome)
+        settled.set()
+
+    def record_error(err: BaseException) -> None:
+        if isinstance(err, uq.UserQuestionError):
+            record((err.code, err.message))
+        else:
+            record(type(err).__name__)
+
+    server = MCPServer("host")
+    with uq.Context(journal=str(journal)) as questions:
+        service = questions.user_questions
+
+        @server.tool()
+        async def deploy(ctx: McpContext) -> str:
+            """Asks, and records what the asker got."""
+            related = ctx.request_id if request_scoped else None
+            dispose = service.register_provider(
+                McpElicitationProvider(ctx.session, related_request_id=related)
+            )
+            ask = service.ask({"questions": QUESTIONS})
+            if not wired:
+                task = asyncio.ensure_future(ask)
+
+                def done(task: "asyncio.Future[Any]") -> None:
+                    dispose()
+                    error = task.exception()
+                    if error is None:
+                        record(task.result())
+                    else:
+                        record_error(error)
+
+                task.add_done_callback(done)
+                await asyncio.shield(task)
+                return "done"
+            try:
+                record(await ask)
+            except BaseException as err:
+                record_error(err)
+                raise
+            finally:
+                dispose()
+            return "done"
+
+        async def wait(_ctx: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
+            asked.set()
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        calls: List[Any] = []
+        async with anyio.create_task_group() as tg:
+            client = Client(server, mode="legacy", elicitation_callback=wait)
+            await client.__aenter__()
+
+            async def call() -> None:
+                try:
+                    await client.call_tool("deploy", {})
+                except MCPError as err:
+                    calls.append(err.error.code)
+
+            tg.start_soon(call)
+            with anyio.fail_after(10):  # a guard against a hang, not a timing assertion
+                await asked.wait()
+            await client.__aexit__(None, None, None)
+            with anyio.fail_after(10):
+                await settled.wait()
+        assert calls == [types.CONNECTION_CLOSED]  # the client's own call ends too
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    return got, lines
+
+
+def settlements(lines: List[Dict[str, Any]]) -> List[Tuple[str, str, str]]:
+    """The journal's ``settled`` lines as ``(outcome, code, message)``."""
+    return [(x["outcome"], x["code"], x["message"]) for x in lines if x["event"] == "settled"]
+
+
+async def test_a_client_gone_under_a_tool_call_that_withdraws_its_ask_is_ask_aborted(
+    tmp_path: Path,
+) -> None:
+    """The tool call's cancel scope holds the ask (as in the examples): the connection's end
+    cancels the call, which withdraws the ask (§4.1) — ASK_ABORTED, once, as in Node, where
+    the SDK aborts the call's signal. The SDK fails the pending elicitation in the same step,
+    first; that failure comes after the withdrawal and is dropped. The asker's task was
+    cancelled, so the asker gets CancelledError (the conftest's checks: no task or loop error
+    left behind)."""
+    for request_scoped in (False, True):
+        journal = tmp_path / f"scoped-{request_scoped}.jsonl"
+        got, lines = await client_gone(journal, wired=True, request_scoped=request_scoped)
+        assert got == ["CancelledError"]
+        assert settlements(lines) == [
+            ("aborted", "ASK_ABORTED", "ask_user_question was aborted before the user answered")
+        ]
+
+
+async def test_a_client_gone_under_an_ask_nothing_withdraws_is_provider_failed(
+    tmp_path: Path,
+) -> None:
+    """Nothing withdraws the ask (it runs outside the tool call's cancel scope): the provider
+    cannot reach the person any more — PROVIDER_FAILED naming the cause (§4.5), once, the
+    same code and message as in Node."""
+    assert CLIENT_GONE == "the connection to the MCP client closed before the user answered"
+    for request_scoped in (False, True):
+        journal = tmp_path / f"scoped-{request_scoped}.jsonl"
+        got, lines = await client_gone(journal, wired=False, request_scoped=request_scoped)
+        assert got == [("PROVIDER_FAILED", CLIENT_GONE)]
+        assert settlements(lines) == [("failed", "PROVIDER_FAILED", CLIENT_GONE)]
+
+
+async def test_a_client_already_gone_when_the_ask_starts_is_provider_failed() -> None:
+    """A provider kept past its connection: the ask fails at once, with the message of a
+    connection closed while waiting (the same in Node, whose SDK says ``Not connected``)."""
+    server = MCPServer("host")
+    sessions: List[Any] = []
+    reached: List[Any] = []
+
+    @server.tool()
+    async def keep(ctx: McpContext) -> str:
+        """Keeps the tool call's session."""
+        sessions.append(ctx.session)
+        return "kept"
+
+    async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        reached.append(params)
+        return types.ElicitResult(action="accept", content={})
+
+    async with Client(server, mode="legacy", elicitation_callback=answer) as client:
+        await client.call_tool("keep", {})
+    with uq.Context() as questions:
+        questions.user_questions.register_provider(McpElicitationProvider(sessions[0]))
+        try:
+            await questions.user_questions.ask({"questions": QUESTIONS})
+        except uq.UserQuestionError as err:
+            assert (err.code, err.message) == ("PROVIDER_FAILED", CLIENT_GONE)
+        else:
+            raise AssertionError("the ask was answered")
+    assert reached == []

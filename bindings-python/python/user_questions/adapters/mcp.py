@@ -14,6 +14,7 @@ user-questions[mcp]``).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Dict, List, Mapping, Optional
 
 from .. import _native
@@ -22,6 +23,7 @@ from ._check import refuse, well_formed
 
 __all__ = [
     "CANCELLED",
+    "CLIENT_GONE",
     "NO_BACK_CHANNEL",
     "NO_ELICITATION",
     "McpElicitationProvider",
@@ -42,6 +44,9 @@ NO_BACK_CHANNEL = (
     "this MCP connection cannot send requests to the client (no back-channel, e.g. a "
     "stateless 2026-07-28 request); the client cannot be asked"
 )
+#: The message of the ``PROVIDER_FAILED`` raised when the connection to the client closes (the
+#: client went away, or the server closed it) before the client answered, or before the ask.
+CLIENT_GONE = "the connection to the MCP client closed before the user answered"
 
 
 def _title(question: Mapping[str, Any]) -> str:
@@ -228,7 +233,11 @@ class McpElicitationProvider:
     tied to that request, which Streamable HTTP needs to route it on the request's stream; a withdrawn ask cancels the request (the client receives
     ``notifications/cancelled``). A client that did not declare form elicitation fails each
     ask at once with ``PROVIDER_FAILED`` (:data:`NO_ELICITATION`): capabilities are known only
-    once a client has connected, after the provider is registered.
+    once a client has connected, after the provider is registered. A connection that closes
+    before the client answered (or before the ask) fails the ask with ``PROVIDER_FAILED``
+    (:data:`CLIENT_GONE`), unless the ask is awaited by the tool call, which the SDK cancels
+    as the connection ends: that ask is withdrawn (``ASK_ABORTED``; the awaiting task gets
+    ``CancelledError``).
     """
 
     def __init__(self, session: Any, *, related_request_id: Any = None) -> None:
@@ -253,6 +262,7 @@ class McpElicitationProvider:
             raise _failed(NO_ELICITATION)
         params = to_elicitation(questions)
         from mcp.shared.exceptions import MCPError, NoBackChannelError
+        from mcp_types import CONNECTION_CLOSED
 
         try:
             result = await self._session.elicit_form(
@@ -263,7 +273,15 @@ class McpElicitationProvider:
         except NoBackChannelError:
             raise _failed(NO_BACK_CHANNEL) from None
         except MCPError as err:
-            raise _failed(f"the MCP client failed the elicitation: {err}") from None
+            if err.code != CONNECTION_CLOSED:
+                raise _failed(f"the MCP client failed the elicitation: {err}") from None
+            # The connection closed. The SDK fails the requests it waits on and cancels the
+            # tool calls in flight in one step, the requests first: an asker that is one of
+            # those calls has withdrawn its ask (ASK_ABORTED, §4.1), as in Node, whose SDK
+            # aborts the calls' signals first. One turn of the loop lets that withdrawal,
+            # already requested, land before this failure (which it then drops).
+            await asyncio.sleep(0)
+            raise _failed(CLIENT_GONE) from None
         return from_elicitation(
             questions, result.model_dump(mode="json", by_alias=True, exclude_none=True)
         )
