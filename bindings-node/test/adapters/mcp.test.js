@@ -239,7 +239,8 @@ function settlements(journal) {
  * error, the journal's settlements and the unhandled rejections seen meanwhile.
  */
 async function clientGone({ toolSignal, requestScoped }) {
-  const journal = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uq-mcp-gone-')), 'journal.jsonl')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-mcp-gone-'))
+  const journal = path.join(dir, 'journal.jsonl')
   const unhandled = []
   const onUnhandled = (reason) => unhandled.push(reason)
   process.on('unhandledRejection', onUnhandled)
@@ -269,6 +270,7 @@ async function clientGone({ toolSignal, requestScoped }) {
     return { got, outcomes: host.outcomes, callError, settled: settlements(journal), unhandled }
   } finally {
     process.off('unhandledRejection', onUnhandled)
+    fs.rmSync(dir, { recursive: true, force: true })
   }
 }
 
