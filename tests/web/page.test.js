@@ -638,3 +638,73 @@ describe('the question page', () => {
     await context.close();
   });
 });
+
+describe('the question page when the connection, the server or other screens get in the way', () => {
+  it('keeps a question the stream brought while the list it checks against was on its way', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.problems = [];
+    page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`));
+    // Counts the question lists the page has read and acted on: a task queued when a list's
+    // JSON is parsed runs after the microtasks that use it.
+    await page.addInitScript(() => {
+      window.__listsRead = 0;
+      const json = Response.prototype.json;
+      Response.prototype.json = async function () {
+        const value = await json.call(this);
+        if (new URL(this.url).pathname === '/api/v1/questions') setTimeout(() => window.__listsRead++, 0);
+        return value;
+      };
+    });
+    // The list the page fetches once its stream is open is taken now and delivered later.
+    let lists = 0;
+    let taken;
+    const listTaken = new Promise((r) => (taken = r));
+    let release;
+    const released = new Promise((r) => (release = r));
+    await page.route('**/api/v1/questions', async (route) => {
+      lists += 1;
+      if (lists !== 2) return route.continue();
+      const response = await route.fetch();
+      taken();
+      await released;
+      return route.fulfill({ response });
+    });
+    await page.goto(server.url);
+    await listTaken;
+    const name = fresh('late');
+    server.ask(name, { questions: [{ ...PKG, header: 'Late' }] });
+    const ticket = await ticketOf(page, 'Late');
+    release();
+    await page.waitForFunction(() => window.__listsRead >= 2);
+    assert.equal(await batch(page, ticket).count(), 1, 'the question is still shown');
+    assert.equal(await page.locator('.notice').count(), 0, 'no "No longer waiting" notice');
+    assert.equal(await page.title(), '(1) user-questions');
+    await batch(page, ticket).getByLabel('npm', { exact: true }).check();
+    await batch(page, ticket).getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['npm'] }] });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('shortens a long question in a notice without cutting a character or an emoji in two', async () => {
+    const { context, page } = await open(browser, server);
+    const FAMILY = '\u{1F469}\u200d\u{1F469}\u200d\u{1F467}';
+    // The cut (79 UTF-16 units) falls inside the family's second person, then inside a surrogate pair.
+    for (const [before, emoji] of [[76, FAMILY], [78, '\u{1F600}']]) {
+      const question = `${'a'.repeat(before)}${emoji} and the rest of a long question?`;
+      const name = fresh('emoji');
+      server.ask(name, { questions: [{ id: 'e', question }] });
+      const ticket = await ticketOf(page, 'and the rest');
+      assert.equal(await batch(page, ticket).locator('.question-text').textContent(), question);
+      await batch(page, ticket).getByRole('button', { name: `Dismiss question ${ticket} without answering` }).click();
+      assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+      await batch(page, ticket).waitFor({ state: 'detached' });
+      const shown = await page.locator('.notice bdi').first().textContent();
+      assert.equal(shown.isWellFormed(), true, `no lone surrogate in ${JSON.stringify(shown)}`);
+      assert.equal(shown, `${'a'.repeat(before)}…`, 'the emoji is left out whole');
+    }
+    noProblems(page);
+    await context.close();
+  });
+});

@@ -45,10 +45,20 @@ function isPlanReview(q) {
   return !!(q.intent && q.intent.kind === PLAN_REVIEW && (q.options || []).some((o) => o.label === q.intent.approve));
 }
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
 function shortText(p) {
   const q = p.questions[0] || {};
   const text = q.header ? `${q.header}: ${q.question}` : q.question || `question ${p.ticket}`;
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  if (text.length <= 80) return text;
+  // Cut between characters as the person sees them: never inside a surrogate pair or an emoji
+  // sequence (whole graphemes, up to 79 UTF-16 units).
+  let end = 0;
+  for (const { index, segment } of graphemes.segment(text)) {
+    if (index + segment.length > 79) break;
+    end = index + segment.length;
+  }
+  return `${text.slice(0, end)}…`;
 }
 
 // ---- notices, title, status -------------------------------------------------------------------
@@ -554,14 +564,17 @@ function onExtended(ticket, expiresAt) {
  * question whose removal the stream already delivered.
  */
 async function reconcile() {
+  // Only what was shown before the list was asked for: a question the stream brings while the
+  // list is on its way is newer than the list and stays.
+  const known = new Set([...batches.keys(), ...queued.keys()]);
   const result = await fetchPending();
   if (!Array.isArray(result)) return;
   const live = new Set(result.map((p) => p.ticket));
   for (const [ticket, b] of [...batches]) {
-    if (!live.has(ticket) && !b.busy) removeBatch(ticket, about('No longer waiting: ', b.p), 'warn');
+    if (known.has(ticket) && !live.has(ticket) && !b.busy) removeBatch(ticket, about('No longer waiting: ', b.p), 'warn');
   }
   for (const [ticket, p] of [...queued]) {
-    if (!live.has(ticket)) removeBatch(ticket, about('No longer waiting: ', p), 'warn');
+    if (known.has(ticket) && !live.has(ticket)) removeBatch(ticket, about('No longer waiting: ', p), 'warn');
   }
 }
 
