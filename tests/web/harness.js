@@ -27,14 +27,15 @@ function serverBinary() {
 
 /** The example server: ask/withdraw/close by name, settlements as promises. */
 export class Server {
-  static async start() {
-    const server = new Server();
+  /** Starts one; `args` are the example's (`--listen ADDR`, `--token TOKEN`). */
+  static async start(args = []) {
+    const server = new Server(args);
     await server.ready;
     return server;
   }
 
-  constructor() {
-    this.child = spawn(serverBinary(), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  constructor(args = []) {
+    this.child = spawn(serverBinary(), args, { stdio: ['pipe', 'pipe', 'inherit'] });
     this.waiting = new Map();
     this.results = new Map();
     this.ready = new Promise((resolveReady, reject) => {
@@ -101,8 +102,18 @@ export class Server {
 
   async stop() {
     this.child.stdin.end();
-    await new Promise((r) => {
-      if (this.child.exitCode !== null) r();
+    await this.exited();
+  }
+
+  /** Ends the server at once (SIGKILL): its streams drop without a last event. */
+  async kill() {
+    this.child.kill('SIGKILL');
+    await this.exited();
+  }
+
+  exited() {
+    return new Promise((r) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) r();
       else this.child.once('exit', r);
     });
   }

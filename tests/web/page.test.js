@@ -639,23 +639,49 @@ describe('the question page', () => {
   });
 });
 
+/**
+ * Counts, per path, the API responses the page has read and acted on (`window.__read[path]`):
+ * a task queued when a response's JSON is parsed runs after the microtasks that use it.
+ */
+async function countReads(page) {
+  await page.addInitScript(() => {
+    window.__read = {};
+    const json = Response.prototype.json;
+    Response.prototype.json = async function () {
+      const value = await json.call(this);
+      const path = new URL(this.url).pathname.replace(/\/\d+\//, '/T/');
+      setTimeout(() => (window.__read[path] = (window.__read[path] || 0) + 1), 0);
+      return value;
+    };
+  });
+}
+
+/**
+ * A tab whose event stream cannot connect (it misses every change), showing the question asked
+ * as `name`: drawn from the list the page fetches on load (reloaded until the ask is there).
+ */
+async function staleTab(name, request) {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 500 } });
+  await context.route('**/api/v1/events', (route) => route.abort());
+  const page = await context.newPage();
+  await page.goto(server.url);
+  server.ask(name, request);
+  const text = request.questions[0].header;
+  const b = page.locator('section.batch', { hasText: text });
+  for (let i = 0; i < 50 && (await b.count()) === 0; i++) {
+    await page.waitForTimeout(100);
+    await page.reload();
+  }
+  return { context, page, b, ticket: Number(await b.getAttribute('data-ticket')) };
+}
+
 describe('the question page when the connection, the server or other screens get in the way', () => {
   it('keeps a question the stream brought while the list it checks against was on its way', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.problems = [];
     page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`));
-    // Counts the question lists the page has read and acted on: a task queued when a list's
-    // JSON is parsed runs after the microtasks that use it.
-    await page.addInitScript(() => {
-      window.__listsRead = 0;
-      const json = Response.prototype.json;
-      Response.prototype.json = async function () {
-        const value = await json.call(this);
-        if (new URL(this.url).pathname === '/api/v1/questions') setTimeout(() => window.__listsRead++, 0);
-        return value;
-      };
-    });
+    await countReads(page);
     // The list the page fetches once its stream is open is taken now and delivered later.
     let lists = 0;
     let taken;
@@ -676,7 +702,7 @@ describe('the question page when the connection, the server or other screens get
     server.ask(name, { questions: [{ ...PKG, header: 'Late' }] });
     const ticket = await ticketOf(page, 'Late');
     release();
-    await page.waitForFunction(() => window.__listsRead >= 2);
+    await page.waitForFunction(() => window.__read['/api/v1/questions'] >= 2);
     assert.equal(await batch(page, ticket).count(), 1, 'the question is still shown');
     assert.equal(await page.locator('.notice').count(), 0, 'no "No longer waiting" notice');
     assert.equal(await page.title(), '(1) user-questions');
@@ -704,6 +730,222 @@ describe('the question page when the connection, the server or other screens get
       assert.equal(shown.isWellFormed(), true, `no lone surrogate in ${JSON.stringify(shown)}`);
       assert.equal(shown, `${'a'.repeat(before)}…`, 'the emoji is left out whole');
     }
+    noProblems(page);
+    await context.close();
+  });
+
+  it('takes a question off when "More time" finds it settled elsewhere (the stream missed it)', async () => {
+    const name = fresh('more-stale');
+    const { context, page, b, ticket } = await staleTab(name, { questions: [{ ...PKG, header: 'Late more' }], timeoutMs: 600000 });
+    await server.cancelAll();
+    assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
+    await batch(page, ticket).waitFor({ state: 'detached' });
+    const first = page.locator('.notice').first();
+    assert.match(await first.textContent(), /No more time — this question was already answered, dismissed or closed elsewhere: Late more: Which package manager/);
+    assert.equal(await first.evaluate((e) => e === document.activeElement), true, 'the notice has the focus');
+    assert.equal(await page.title(), 'user-questions');
+    await context.close();
+  });
+
+  it('claims no more time for a question that left while "More time" was on its way', async () => {
+    const { context, page } = await open(browser, server);
+    await countReads(page);
+    await page.reload();
+    await page.waitForSelector('#status.ok');
+    const name = fresh('more-gone');
+    server.ask(name, { questions: [{ ...PKG, header: 'Going' }], timeoutMs: 600000 });
+    const ticket = await ticketOf(page, 'Going');
+    const b = batch(page, ticket);
+    // The server gives the time; its answer reaches the page after the asker withdrew.
+    await page.route('**/api/v1/questions/*/extend', async (route) => {
+      const response = await route.fetch();
+      server.withdraw(name);
+      await b.waitFor({ state: 'detached' });
+      await route.fulfill({ response });
+    });
+    await b.getByRole('button', { name: `More time for question ${ticket} (5 more minutes)` }).click();
+    await page.waitForFunction(() => window.__read['/api/v1/questions/T/extend'] >= 1);
+    assert.equal((await server.result(name)).error.code, 'ASK_ABORTED');
+    assert.deepEqual(
+      (await page.locator('.notice').allTextContents()).map((t) => t.replace(/^\d{1,2}:\d{2}(\s?[AP]M)? /, '')),
+      ['Withdrawn by the asker: Going: Which package manager should the project use?'],
+    );
+    noProblems(page);
+    await context.close();
+  });
+
+  it('keeps the answer and says so when the server cannot be reached, and sends it once it can', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('offline');
+    server.ask(name, { questions: [PKG] });
+    const ticket = await ticketOf(page, PKG.question);
+    const b = batch(page, ticket);
+    await b.getByLabel('yarn', { exact: true }).check();
+    await page.route('**/api/v1/questions/*/answer', (route) => route.abort('connectionrefused'));
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    await page.waitForFunction(() => document.querySelector('.batch .error').textContent !== '');
+    assert.equal(await b.locator('.error').textContent(), 'Could not reach the server. Check the connection and try again.');
+    assert.equal(await b.getByLabel('yarn', { exact: true }).isChecked(), true, 'the choice is kept');
+    assert.equal(await b.getByRole('button', { name: 'Submit answer' }).isDisabled(), false);
+    assert.equal(server.settled(name), false);
+    await page.unroute('**/api/v1/questions/*/answer');
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['yarn'] }] });
+    await b.waitFor({ state: 'detached' });
+    assert.match(await page.locator('.notice').first().textContent(), /Answer sent: Package/);
+    page.problems = page.problems.filter((p) => !p.includes('ERR_CONNECTION_REFUSED'));
+    noProblems(page);
+    await context.close();
+  });
+
+  it('says an answer sent as its ask was withdrawn was not used, and the asker gets ASK_ABORTED', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('withdrawn-while-sent');
+    server.ask(name, { questions: [{ ...PKG, header: 'Racing' }] });
+    const ticket = await ticketOf(page, 'Racing');
+    const b = batch(page, ticket);
+    await b.getByLabel('npm', { exact: true }).check();
+    // The answer reaches the server only after the asker withdrew.
+    await page.route('**/api/v1/questions/*/answer', async (route) => {
+      server.withdraw(name);
+      await server.result(name);
+      await route.continue();
+    });
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    await b.waitFor({ state: 'detached' });
+    assert.equal((await server.result(name)).error.code, 'ASK_ABORTED');
+    const first = page.locator('.notice').first();
+    assert.match(await first.textContent(), /(Withdrawn by the asker|Not sent — this question was already answered, dismissed or closed elsewhere): Racing: Which/);
+    assert.equal(await first.evaluate((e) => e === document.activeElement), true, 'the notice has the focus');
+    assert.equal(await page.locator('.notice').count(), 1, 'one notice');
+    page.problems = page.problems.filter((p) => !p.includes('status of 409'));
+    noProblems(page);
+    await context.close();
+  });
+
+  it('lets the first of two live tabs answer and tells the second its answer was not used', async () => {
+    const { context, page: one } = await open(browser, server);
+    const two = await openPage(context, server);
+    const name = fresh('two-live');
+    server.ask(name, { questions: [{ ...PKG, header: 'Both' }] });
+    const ticket = await ticketOf(one, 'Both');
+    await ticketOf(two, 'Both');
+    await batch(two, ticket).getByLabel('npm', { exact: true }).check();
+    // The second tab's answer reaches the server after the first tab's.
+    await two.route('**/api/v1/questions/*/answer', async (route) => {
+      await batch(one, ticket).getByLabel('yarn', { exact: true }).check();
+      await batch(one, ticket).getByRole('button', { name: 'Submit answer' }).click();
+      await server.result(name);
+      await route.continue();
+    });
+    await batch(two, ticket).getByRole('button', { name: 'Submit answer' }).click();
+    await batch(two, ticket).waitFor({ state: 'detached' });
+    await batch(one, ticket).waitFor({ state: 'detached' });
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'pkg', selected: ['yarn'] }] });
+    assert.match(await one.locator('.notice').first().textContent(), /Answer sent: Both/);
+    const notice = two.locator('.notice').first();
+    assert.match(await notice.textContent(), /(Answered elsewhere|Not sent — this question was already answered, dismissed or closed elsewhere): Both: Which/);
+    assert.equal(await notice.evaluate((e) => e === document.activeElement), true, 'the notice has the focus');
+    assert.equal(await two.locator('.notice').count(), 1);
+    two.problems = two.problems.filter((p) => !p.includes('status of 409'));
+    noProblems(one);
+    noProblems(two);
+    await context.close();
+  });
+
+  it('asks for its link again when the server came back with another token', async () => {
+    const first = await Server.start(['--listen', '127.0.0.1:0']);
+    const port = new URL(first.url).port;
+    const context = await browser.newContext();
+    const page = await openPage(context, first);
+    first.ask('kept', { questions: [{ ...PKG, header: 'Kept' }] });
+    const ticket = await ticketOf(page, 'Kept');
+    await first.kill();
+    const second = await Server.start(['--listen', `127.0.0.1:${port}`, '--token', 'another-token']);
+    try {
+      await page.waitForFunction(() => /needs its link/.test(document.getElementById('status').textContent), null, { timeout: 20000 });
+      assert.equal(await page.locator('#status').textContent(), 'This page needs its link: open the URL with ?token=… that the program printed.');
+      assert.equal(await batch(page, ticket).count(), 1, 'what was shown stays');
+      // An answer cannot be taken: the page says why.
+      await batch(page, ticket).getByLabel('npm', { exact: true }).check();
+      await batch(page, ticket).getByRole('button', { name: 'Submit answer' }).click();
+      await page.waitForFunction(() => document.querySelector('.batch .error').textContent !== '');
+      assert.match(await batch(page, ticket).locator('.error').textContent(), /token|cookie|unauthori/i);
+    } finally {
+      await context.close();
+      await second.stop();
+    }
+  });
+
+  it('keeps at most five notices, the newest first', async () => {
+    const { context, page } = await open(browser, server);
+    const names = [];
+    for (let i = 1; i <= 6; i++) {
+      const name = fresh('notice');
+      names.push(name);
+      server.ask(name, { questions: [{ ...NAME, header: `Notice ${i}` }] });
+      const ticket = await ticketOf(page, `Notice ${i}`);
+      await batch(page, ticket).getByRole('button', { name: `Dismiss question ${ticket} without answering` }).click();
+      await batch(page, ticket).waitFor({ state: 'detached' });
+    }
+    for (const name of names) assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    const texts = await page.locator('.notice bdi').allTextContents();
+    assert.deepEqual(
+      texts.map((t) => t.split(':')[0]),
+      ['Notice 6', 'Notice 5', 'Notice 4', 'Notice 3', 'Notice 2'],
+    );
+    noProblems(page);
+    await context.close();
+  });
+
+  it('wraps long unbroken text in every part of a question and its notice on a phone screen', async () => {
+    const { context, page } = await open(browser, server, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const long = (what) => `${what}-${'w'.repeat(200)}`;
+    const name = fresh('long');
+    server.ask(name, {
+      questions: [
+        {
+          id: 'l',
+          header: long('header').slice(0, 60),
+          question: long('question'),
+          detail: long('detail'),
+          options: [{ label: long('label'), description: long('description') }, { label: 'short' }],
+        },
+        { id: 'm', question: long('free'), multiSelect: true, options: [{ label: long('multi') }, { label: 'x' }] },
+      ],
+      agentId: long('agent'),
+      timeoutMs: 600000,
+    });
+    const ticket = await ticketOf(page, 'question-www');
+    const wide = () => page.evaluate(() => [document.documentElement.scrollWidth, document.body.scrollWidth]);
+    assert.ok((await wide()).every((w) => w <= 390), `no horizontal scroll (${await wide()})`);
+    await shot(page, 'phone-long-text');
+    await batch(page, ticket).getByRole('button', { name: `Dismiss question ${ticket} without answering` }).click();
+    assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+    await batch(page, ticket).waitFor({ state: 'detached' });
+    assert.ok((await wide()).every((w) => w <= 390), `no horizontal scroll with the notice (${await wide()})`);
+    noProblems(page);
+    await context.close();
+  });
+
+  it('moves the focus to the next question when the one being answered leaves on its own', async () => {
+    const { context, page } = await open(browser, server);
+    const [first, second] = [fresh('focus'), fresh('focus')];
+    server.ask(first, { questions: [{ ...PKG, header: 'First' }] });
+    const one = await ticketOf(page, 'First');
+    server.ask(second, { questions: [{ ...PKG, header: 'Second' }] });
+    const two = await ticketOf(page, 'Second');
+    await batch(page, one).getByLabel(`Other answer for: ${PKG.question}`).fill('typing');
+    server.withdraw(first);
+    await batch(page, one).waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement.id), `t${two}-title`);
+    assert.match(await page.locator('.notice').first().textContent(), /Withdrawn by the asker: First/);
+    // The last one leaving gives the focus to the page's title.
+    await batch(page, two).getByLabel('npm', { exact: true }).focus();
+    server.withdraw(second);
+    await batch(page, two).waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'title');
     noProblems(page);
     await context.close();
   });

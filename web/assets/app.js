@@ -404,7 +404,14 @@ async function moreTime(b) {
   const ms = Math.min(MAX_EXTEND_MS, Math.ceil(left) + MORE_TIME_MS);
   try {
     const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms });
-    if (result.status === 200 && result.data && result.data.expiresAt) {
+    // Settled while the request was out (the stream said so): nothing more to say of it.
+    if (batches.get(b.p.ticket) !== b) return;
+    if (result.status === 409 || result.status === 404) {
+      // Settled elsewhere and the stream missed it: it cannot be answered here any more.
+      const why = about('No more time — this question was already answered, dismissed or closed elsewhere: ', b.p);
+      const item = removeBatch(b.p.ticket, why, 'warn');
+      if (item) item.focus();
+    } else if (result.status === 200 && result.data && result.data.expiresAt) {
       b.p.expiresAt = result.data.expiresAt;
       showCountdown(b, Date.now() + skew);
       const moved = Number.isNaN(before) ? Infinity : Date.parse(result.data.expiresAt) - before;
