@@ -572,19 +572,8 @@ describe('the question page', () => {
 
   it('says an answer was not sent when the question was settled elsewhere first, and shows that', async () => {
     // A tab that missed the news (its event stream cannot connect) still shows the question.
-    const context = await browser.newContext({ viewport: { width: 1000, height: 500 } });
-    await context.route('**/api/v1/events', (route) => route.abort());
-    const page = await context.newPage();
-    await page.goto(server.url);
     const name = fresh('stale');
-    server.ask(name, { questions: [{ ...PKG, header: 'Stale' }] });
-    // Drawn from the list the page fetches on load (reloaded until the ask is there).
-    const b = page.locator('section.batch', { hasText: 'Stale' });
-    for (let i = 0; i < 50 && (await b.count()) === 0; i++) {
-      await page.waitForTimeout(100);
-      await page.reload();
-    }
-    const ticket = Number(await b.getAttribute('data-ticket'));
+    const { context, page, b, ticket } = await staleTab(name, { questions: [{ ...PKG, header: 'Stale' }] });
     await server.cancelAll();
     assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
     await b.getByLabel('npm', { exact: true }).check();
@@ -948,5 +937,48 @@ describe('the question page when the connection, the server or other screens get
     assert.equal(await page.evaluate(() => document.activeElement.id), 'title');
     noProblems(page);
     await context.close();
+  });
+
+  it('shows the questions of a server restarted at its address, not those of its last run under the same tickets', async () => {
+    const args = ['--token', 'same-token-both-runs'];
+    const first = await Server.start(['--listen', '127.0.0.1:0', ...args]);
+    const port = new URL(first.url).port;
+    const context = await browser.newContext();
+    const page = await openPage(context, first);
+    first.ask('old-run', { questions: [{ ...PKG, header: 'Old run' }] });
+    const oldTicket = await ticketOf(page, 'Old run');
+    // The page's stream gets back only once the new run has asked (it resumes with the old
+    // run's Last-Event-ID).
+    let release;
+    const released = new Promise((r) => (release = r));
+    await context.route('**/api/v1/events', async (route) => {
+      await released;
+      await route.continue();
+    });
+    await first.kill();
+    const second = await Server.start(['--listen', `127.0.0.1:${port}`, ...args]);
+    try {
+      second.ask('new-run', { questions: [{ ...PKG, header: 'New run' }] });
+      const headers = { Authorization: `Bearer ${args[1]}` };
+      const pending = async () => (await (await fetch(`${second.base}/api/v1/questions`, { headers })).json()).pending;
+      while ((await pending()).length === 0) await new Promise((r) => setTimeout(r, 20));
+      assert.equal((await pending())[0].ticket, oldTicket, 'the new run reuses the ticket');
+      release();
+      const newTicket = await ticketOf(page, 'New run');
+      assert.equal(newTicket, oldTicket);
+      assert.equal(await page.locator('section.batch', { hasText: 'Old run' }).count(), 0, "the old run's question is gone");
+      assert.match(await page.locator('.notice').first().textContent(), /No longer waiting: Old run/);
+      assert.equal(await page.title(), '(1) user-questions');
+      const b = batch(page, newTicket);
+      await b.getByLabel('npm', { exact: true }).check();
+      await b.getByRole('button', { name: 'Submit answer' }).click();
+      assert.deepEqual((await second.result('new-run')).answer, { answers: [{ id: 'pkg', selected: ['npm'] }] });
+      // The browser logs the stream the killed server cut; nothing else may be logged.
+      page.problems = page.problems.filter((p) => !p.includes('ERR_INCOMPLETE_CHUNKED_ENCODING'));
+      noProblems(page);
+    } finally {
+      await context.close();
+      await second.stop();
+    }
   });
 });

@@ -450,7 +450,19 @@ function outcomeNotice(p, outcome) {
   }
 }
 
+/**
+ * Whether `p` is another question than `shown` under the same ticket: a server started again at
+ * the same address (and token) numbers its tickets from 1 again.
+ */
+function otherAsk(shown, p) {
+  return shown.askedAt !== p.askedAt;
+}
+
 function addBatch(p) {
+  const shown = queued.get(p.ticket) || (batches.get(p.ticket) || {}).p;
+  if (shown && otherAsk(shown, p) && !(batches.get(p.ticket) || {}).busy) {
+    removeBatch(p.ticket, about('No longer waiting: ', shown), 'warn');
+  }
   const waiting = queued.get(p.ticket);
   if (waiting) {
     waiting.expiresAt = p.expiresAt;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::header::{HeaderMap, HeaderName};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -85,6 +85,17 @@ impl EventLog {
                 ..State::default()
             }),
         }
+    }
+
+    /// Numbers events after the current time in milliseconds × 1000, as a hub does (§19): a
+    /// server restarted at the same address (and token) never takes a browser's
+    /// `Last-Event-ID` from its last run for one of its own, so that browser gets a full replay
+    /// instead of a resume that skips this run's first events.
+    pub fn starting_now() -> EventLog {
+        let epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        EventLog::starting_after(epoch.saturating_mul(1000))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -10,10 +10,19 @@ use crate::events::EventLog;
 
 /// The inbox's pending questions (to write a question's P again when its deadline moves) and
 /// the event log they feed.
-#[derive(Default)]
 pub(crate) struct Hub {
     questions: Mutex<BTreeMap<u64, PendingQuestion>>,
     pub events: EventLog,
+}
+
+impl Default for Hub {
+    /// Event ids start after this run's start time (see [`EventLog::starting_now`]).
+    fn default() -> Hub {
+        Hub {
+            questions: Mutex::default(),
+            events: EventLog::starting_now(),
+        }
+    }
 }
 
 fn pending_data(question: &PendingQuestion) -> Arc<str> {

@@ -1197,13 +1197,14 @@ async fn a_new_stream_replays_pending_first() {
     wait_pending(&f, 3).await;
     f.web.inbox().cancel(2).unwrap();
     settled(&b).unwrap_err();
-    // Events so far: requested 1, 2, 3 (ids 1–3), resolved 2 (id 4).
+    // Events so far: requested 1, 2, 3 (ids base+1 to base+3), resolved 2 (id base+4), the
+    // base being this run's (events.rs: a restarted server does not reuse ids).
 
     let mut stream = SseReader::open(&f, None).await;
     let first = stream.next().await.unwrap();
     assert_eq!(stream.preamble, ["retry: 1000"]);
     assert_eq!(first.event, "requested");
-    assert_eq!(first.id, Some(1));
+    let base = first.id.unwrap() - 1;
     assert_eq!(first.data["ticket"], 1);
     assert_eq!(first.data["questions"][0]["id"], "a");
     assert!(first.data.get("askedAt").is_some());
@@ -1211,20 +1212,20 @@ async fn a_new_stream_replays_pending_first() {
     assert_eq!(second.event, "requested");
     assert_eq!(second.data["ticket"], 3);
     // The last event of the replay carries the stream's position.
-    assert_eq!(second.id, Some(4));
+    assert_eq!(second.id, Some(base + 4));
     assert!(stream.quiet().await, "only what is pending is replayed");
 
     // Then what happens, in order.
     f.web.inbox().cancel(1).unwrap();
     let resolved = stream.next().await.unwrap();
     assert_eq!(resolved.event, "resolved");
-    assert_eq!(resolved.id, Some(5));
+    assert_eq!(resolved.id, Some(base + 5));
     assert_eq!(resolved.data, json!({"ticket": 1, "outcome": "cancelled"}));
     let d = ask_one(&f, "d");
     let requested = stream.next().await.unwrap();
     assert_eq!(
         (requested.event.as_str(), requested.id),
-        ("requested", Some(6))
+        ("requested", Some(base + 6))
     );
     assert_eq!(requested.data["ticket"], 4);
     assert_eq!(
@@ -1240,7 +1241,7 @@ async fn a_new_stream_replays_pending_first() {
     assert_eq!(failed.data, json!({"ticket": 3, "outcome": "failed"}));
     let answered = stream.next().await.unwrap();
     assert_eq!(answered.data, json!({"ticket": 4, "outcome": "answered"}));
-    assert_eq!(answered.id, Some(8));
+    assert_eq!(answered.id, Some(base + 8));
     settled(&a).unwrap_err();
     settled(&c).unwrap_err();
     settled(&d).unwrap();
@@ -1249,7 +1250,10 @@ async fn a_new_stream_replays_pending_first() {
     let mut empty = SseReader::open(&f, None).await;
     let e = ask_one(&f, "e");
     let first = empty.next().await.unwrap();
-    assert_eq!((first.event.as_str(), first.id), ("requested", Some(9)));
+    assert_eq!(
+        (first.event.as_str(), first.id),
+        ("requested", Some(base + 9))
+    );
     f.web.inbox().cancel(5).unwrap();
     settled(&e).unwrap_err();
 }
@@ -1265,7 +1269,8 @@ async fn last_event_id_resumes_without_repeats() {
     let mut seen = Vec::new();
     seen.push(stream.next().await.unwrap());
     seen.push(stream.next().await.unwrap());
-    assert_eq!(seen[1].id, Some(2));
+    let base = seen[0].id.unwrap() - 1;
+    assert_eq!(seen[1].id, Some(base + 2));
     drop(stream);
 
     // While away: 1 answered, c asked, b's deadline… no: b cancelled.
@@ -1277,7 +1282,7 @@ async fn last_event_id_resumes_without_repeats() {
     wait_pending(&f, 2).await;
     f.web.inbox().cancel(2).unwrap();
 
-    let mut resumed = SseReader::open(&f, Some(2)).await;
+    let mut resumed = SseReader::open(&f, Some(base + 2)).await;
     let mut got = Vec::new();
     for _ in 0..3 {
         got.push(resumed.next().await.unwrap());
@@ -1296,23 +1301,27 @@ async fn last_event_id_resumes_without_repeats() {
     assert_eq!(
         summary,
         [
-            (3, "resolved".to_owned(), 1),
-            (4, "requested".to_owned(), 3),
-            (5, "resolved".to_owned(), 2)
+            (base + 3, "resolved".to_owned(), 1),
+            (base + 4, "requested".to_owned(), 3),
+            (base + 5, "resolved".to_owned(), 2)
         ]
     );
 
     // Resuming from the middle of a replay: what was not yet received, once.
     let mut replay = SseReader::open(&f, None).await;
     let only = replay.next().await.unwrap();
-    assert_eq!((only.id, only.data["ticket"].as_u64()), (Some(5), Some(3)));
-    let mut from_first = SseReader::open(&f, Some(4)).await;
+    assert_eq!(
+        (only.id, only.data["ticket"].as_u64()),
+        (Some(base + 5), Some(3))
+    );
+    let mut from_first = SseReader::open(&f, Some(base + 4)).await;
     let next = from_first.next().await.unwrap();
-    assert_eq!((next.id, next.event.as_str()), (Some(5), "resolved"));
+    assert_eq!((next.id, next.event.as_str()), (Some(base + 5), "resolved"));
     assert!(from_first.quiet().await);
 
-    // An id the server never issued (another server's, or from the future): a fresh replay.
-    for unknown in [0, 999] {
+    // An id the server never issued (another server's or an earlier run's, or from the
+    // future): a fresh replay.
+    for unknown in [0, 1, base - 1, base + 999] {
         let mut fresh = SseReader::open(&f, Some(unknown)).await;
         let first = fresh.next().await.unwrap();
         assert_eq!(
@@ -1326,11 +1335,55 @@ async fn last_event_id_resumes_without_repeats() {
     }
 }
 
+/// A server started again (at the same address, with the same token, a browser's page still
+/// open) numbers its events after every id of its last run: the page's `Last-Event-ID` from
+/// that run is not one of this run's, so it gets a full replay — not a resume that would skip
+/// this run's first events (its questions under the tickets the last run used).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_last_event_id_from_an_earlier_run_gets_a_full_replay() {
+    let earlier = fixture();
+    let rx = ask_one(&earlier, "a");
+    wait_pending(&earlier, 1).await;
+    let mut stream = SseReader::open(&earlier, None).await;
+    let last = stream.next().await.unwrap().id.unwrap();
+    earlier.web.inbox().cancel(1).unwrap();
+    settled(&rx).unwrap_err();
+    earlier.web.close();
+
+    let later = fixture();
+    let asks: Vec<_> = (0..3).map(|i| ask_one(&later, &format!("q{i}"))).collect();
+    wait_pending(&later, 3).await;
+    let mut resumed = SseReader::open(&later, Some(last)).await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(resumed.next().await.unwrap());
+    }
+    assert_eq!(
+        got.iter()
+            .map(|e| (e.event.as_str(), e.data["ticket"].as_u64()))
+            .collect::<Vec<_>>(),
+        [
+            ("requested", Some(1)),
+            ("requested", Some(2)),
+            ("requested", Some(3))
+        ]
+    );
+    assert!(got.iter().all(|e| e.id.unwrap() > last), "{got:?}");
+    for ticket in 1..=3 {
+        later.web.inbox().cancel(ticket).unwrap();
+    }
+    for rx in &asks {
+        settled(rx).unwrap_err();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resume_older_than_the_log_replays_pending() {
     let f = fixture();
     let keep = ask_one(&f, "keep");
     wait_pending(&f, 1).await;
+    let first = SseReader::open(&f, None).await.next().await.unwrap();
+    let base = first.id.unwrap() - 1;
     // More events than the log keeps: asks settled at once.
     let inbox = f.web.inbox().clone();
     let _sub = inbox.clone().subscribe(move |event| {
@@ -1344,13 +1397,13 @@ async fn a_resume_older_than_the_log_replays_pending() {
         let rx = ask_one(&f, &format!("x{i}"));
         assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
     }
-    let mut stream = SseReader::open(&f, Some(1)).await;
+    let mut stream = SseReader::open(&f, Some(base + 1)).await;
     let first = stream.next().await.unwrap();
     assert_eq!(
         (first.event.as_str(), first.data["ticket"].as_u64()),
         ("requested", Some(1))
     );
-    assert_eq!(first.id, Some(1 + 2 * 4200));
+    assert_eq!(first.id, Some(base + 1 + 2 * 4200));
     assert!(stream.quiet().await);
     f.web.inbox().cancel(1).unwrap();
     settled(&keep).unwrap_err();
@@ -1412,7 +1465,8 @@ async fn event_data_keeps_the_keys_in_the_spec_order() {
     let f = fixture();
     let mut stream = SseReader::open(&f, None).await;
     let rx = ask_timed(&f, "t", Duration::from_secs(60));
-    assert_eq!(stream.next().await.unwrap().event, "requested");
+    let requested = stream.next().await.unwrap();
+    assert_eq!(requested.event, "requested");
     let (_, body) = json_of(
         f.post("/api/v1/questions/1/extend", r#"{"ms":3600000}"#)
             .await,
@@ -1431,7 +1485,7 @@ async fn event_data_keeps_the_keys_in_the_spec_order() {
     assert_eq!(resolved.event, "resolved");
     assert_eq!(resolved.text, r#"{"ticket":1,"outcome":"cancelled"}"#);
     // A resume replays the same text.
-    let mut resumed = SseReader::open(&f, Some(1)).await;
+    let mut resumed = SseReader::open(&f, requested.id).await;
     let again = resumed.next().await.unwrap();
     assert_eq!(again.text, extended.text);
     assert_eq!(resumed.next().await.unwrap().text, resolved.text);
@@ -1560,7 +1614,13 @@ async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
         ids.push(event.id.unwrap());
     }
     let last = *ids.last().expect("it got events before it was let go");
-    assert_eq!(ids, (1..=last).collect::<Vec<_>>(), "no gap before its end");
+    let base = ids[0] - 1;
+    let head = base + head;
+    assert_eq!(
+        ids,
+        (base + 1..=last).collect::<Vec<_>>(),
+        "no gap before its end"
+    );
     assert!(last < head, "it was let go before the last events");
 
     let mut resumed = SseReader::open(&f, Some(last)).await;
@@ -1643,6 +1703,11 @@ async fn many_streams_each_get_every_event_while_others_go_away() {
         for _ in 0..expected.len() {
             let e = stream.next().await.unwrap();
             got.push((e.id.unwrap(), e.event, e.data["ticket"].as_u64().unwrap()));
+        }
+        // Ids count from this run's base (events.rs).
+        let base = got[0].0 - 1;
+        for event in &mut got {
+            event.0 -= base;
         }
         assert_eq!(got, expected, "stream {i}");
     }
