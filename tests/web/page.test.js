@@ -981,4 +981,26 @@ describe('the question page when the connection, the server or other screens get
       await second.stop();
     }
   });
+
+  it('counts down hours as h:mm:ss and marks the last minute as urgent', async () => {
+    const { context, page } = await open(browser, server);
+    const [long, short] = [fresh('hours'), fresh('urgent')];
+    server.ask(long, { questions: [{ ...NAME, header: 'Hours' }], timeoutMs: 2 * 3600 * 1000 });
+    const hours = batch(page, await ticketOf(page, 'Hours'));
+    assert.match(await hours.locator('.countdown').textContent(), /^Expires in (1:59:5\d|2:00:00)$/);
+    assert.equal(await hours.locator('.countdown.urgent').count(), 0);
+    server.ask(short, { questions: [{ ...NAME, header: 'Urgent' }], timeoutMs: 45000 });
+    const urgent = batch(page, await ticketOf(page, 'Urgent'));
+    assert.match(await urgent.locator('.countdown').textContent(), /^Expires in 0:[0-4]\d$/);
+    assert.equal(await urgent.locator('.countdown.urgent').count(), 1);
+    // A question without a deadline shows neither a countdown nor "More time".
+    const none = fresh('no-deadline');
+    server.ask(none, { questions: [{ ...NAME, header: 'Timeless' }] });
+    const timeless = batch(page, await ticketOf(page, 'Timeless'));
+    assert.equal(await timeless.locator('.deadline').isHidden(), true);
+    for (const name of [long, short, none]) server.withdraw(name);
+    for (const name of [long, short, none]) assert.equal((await server.result(name)).error.code, 'ASK_ABORTED');
+    noProblems(page);
+    await context.close();
+  });
 });
