@@ -1764,3 +1764,553 @@ fn a_hub_on_a_store_with_damaged_rows_starts_and_serves_the_sound_ones() {
     );
     assert_eq!(status, StatusCode::OK);
 }
+
+/// Reads `GET /api/v1/events` (with `last_event_id`, if any) until `done` holds for what came;
+/// what came.
+fn read_events(f: &Fixture, last_event_id: Option<&str>, done: impl Fn(&str) -> bool) -> String {
+    let mut request = f.client.get(f.url("/api/v1/events")).bearer_auth(TOKEN);
+    if let Some(id) = last_event_id {
+        request = request.header("Last-Event-ID", id);
+    }
+    f.rt.block_on(async move {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let mut stream = response.bytes_stream();
+        let mut text = String::new();
+        while !done(&text) {
+            let chunk = tokio::time::timeout(PATIENCE, stream.next())
+                .await
+                .unwrap_or_else(|_| panic!("the stream stalled after {text:?}"));
+            text.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
+        }
+        text
+    })
+}
+
+/// The `(id, ticket)` of each `requested` event of a stream's text.
+fn requested_events(text: &str) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut id = None;
+    let mut requested = false;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("id: ") {
+            id = n.parse().ok();
+        } else if line == "event: requested" {
+            requested = true;
+        } else if let Some(data) = line.strip_prefix("data: ")
+            && requested
+        {
+            let p: Value = serde_json::from_str(data).unwrap();
+            out.push((id.unwrap(), p["ticket"].as_u64().unwrap()));
+            requested = false;
+        }
+    }
+    out
+}
+
+/// A hub killed with asks in every state and restarted on its store: the pending ones (without
+/// a key, with one, with a deadline moved by more time) are listed and polled as they were;
+/// the settled ones keep their outcome (an answer's too) and refuse every operation with 409;
+/// an ask whose deadline passed while no hub ran times out, and an answer for it is refused; a
+/// stream that resumes with a `Last-Event-ID` of the hub's earlier run gets every pending
+/// question again and nothing else; and the next ask gets a ticket never used.
+#[test]
+fn a_hub_restarted_with_asks_in_every_state_keeps_each_as_it_was() {
+    let mut f = fixture();
+    let with = |id: &str, field: &str, value: Value| {
+        let mut body = ask_body(id);
+        body[field] = value;
+        body
+    };
+    // Asked first, so that a replay that wrongly included it would show it first.
+    let due = f.post_ask(with("due", "timeoutMs", json!(600_000)));
+    let keyless = f.post_ask(ask_body("keyless"));
+    let keyed = f.post_ask(with("keyed", "key", json!("restart-key")));
+    let extended = f.post_ask(with("extended", "timeoutMs", json!(600_000)));
+    let (status, value) = f.post(
+        &format!("/api/v1/questions/{extended}/extend"),
+        r#"{"ms":2000000000}"#,
+    );
+    assert_eq!(status, StatusCode::OK, "{value}");
+    let extended_at = value["expiresAt"].as_str().unwrap().to_owned();
+    let answered = f.post_ask(ask_body("answered"));
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{answered}/answer"),
+        answer_body("answered", "B"),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let cancelled = f.post_ask(ask_body("cancelled"));
+    let (status, _) = f.post(&format!("/api/v1/questions/{cancelled}/cancel"), "");
+    assert_eq!(status, StatusCode::OK);
+    let withdrawn = f.post_ask(ask_body("withdrawn"));
+    assert_eq!(
+        f.delete(&format!("/api/v1/asks/{withdrawn}")).0,
+        StatusCode::OK
+    );
+    let timed_out = f.post_ask(with("timed", "timeoutMs", json!(1)));
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{timed_out}?waitMs=20000")).1,
+        json!({"status": "timed_out"})
+    );
+    // The last event this run of the hub numbered, as a page that saw it holds it.
+    let before = read_events(&f, None, |text| requested_events(text).len() == 4);
+    let last_id = requested_events(&before).last().unwrap().0;
+
+    // The deadline passes while no hub runs.
+    deadline_passed(&f, due);
+    f.crash_and_restart(|_| {});
+
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{due}?waitMs=20000")).1,
+        json!({"status": "timed_out"})
+    );
+    let pending = f.pending();
+    let tickets: Vec<u64> = pending
+        .iter()
+        .map(|p| p["ticket"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tickets, vec![keyless, keyed, extended]);
+    assert_eq!(pending[1]["key"], "restart-key");
+    assert_eq!(pending[2]["expiresAt"], json!(extended_at));
+    for ticket in [keyless, keyed] {
+        let (_, header, text) = f.get_text(&format!("/api/v1/asks/{ticket}"));
+        assert_eq!((header, text.as_str()), (None, r#"{"status":"pending"}"#));
+    }
+    let (_, header, text) = f.get_text(&format!("/api/v1/asks/{extended}"));
+    assert_eq!(
+        (header.as_deref(), text.as_str()),
+        (Some(extended_at.as_str()), r#"{"status":"pending"}"#)
+    );
+    let outcomes = [
+        (
+            answered,
+            json!({"status": "answered", "answer": {"answers": [{"id": "answered", "selected": ["B"]}]}}),
+        ),
+        (cancelled, json!({"status": "cancelled"})),
+        (withdrawn, json!({"status": "withdrawn"})),
+        (timed_out, json!({"status": "timed_out"})),
+        (due, json!({"status": "timed_out"})),
+    ];
+    for (ticket, outcome) in &outcomes {
+        let (status, value) = f.get(&format!("/api/v1/asks/{ticket}"));
+        assert_eq!(
+            (status, value["status"].clone()),
+            (StatusCode::OK, outcome["status"].clone())
+        );
+        if outcome["status"] == "answered" {
+            assert_eq!(value["answer"]["answers"][0]["selected"], json!(["B"]));
+        }
+        for (method, path, body) in [
+            (
+                Method::POST,
+                format!("/api/v1/questions/{ticket}/answer"),
+                Some(answer_body("due", "A")),
+            ),
+            (
+                Method::POST,
+                format!("/api/v1/questions/{ticket}/cancel"),
+                Some(String::new()),
+            ),
+            (
+                Method::POST,
+                format!("/api/v1/questions/{ticket}/extend"),
+                Some(r#"{"ms":60000}"#.to_owned()),
+            ),
+            (Method::DELETE, format!("/api/v1/asks/{ticket}"), None),
+        ] {
+            let (status, value) = f.send(method.clone(), &path, body);
+            assert_eq!(status, StatusCode::CONFLICT, "{method} {path}: {value}");
+            assert_eq!(error_of(&value).0, "ALREADY_RESOLVED", "{method} {path}");
+        }
+    }
+    // A page that saw the earlier run's events reconnects: the pending questions again, in the
+    // order they were asked, numbered after everything the earlier run numbered.
+    let after = read_events(&f, Some(&last_id.to_string()), |text| {
+        requested_events(text).len() == 3
+    });
+    let replayed = requested_events(&after);
+    assert_eq!(
+        replayed.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
+        vec![keyless, keyed, extended],
+        "{after}"
+    );
+    assert!(replayed.iter().all(|(id, _)| *id > last_id), "{after}");
+    // Tickets are never reused.
+    assert!(f.post_ask(ask_body("next")) > timed_out);
+    // The keyed one is still resumed by its key, and still takes its answer.
+    assert_eq!(
+        f.post(
+            "/api/v1/asks",
+            with("other", "key", json!("restart-key")).to_string()
+        ),
+        (StatusCode::OK, json!({"ticket": keyed}))
+    );
+    let (status, _) = f.post(
+        &format!("/api/v1/questions/{keyed}/answer"),
+        answer_body("keyed", "A"),
+    );
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// The store fails while the hub runs (here its file is deleted: SQLite would write on to a
+/// file no path names): every request that reads or writes the store fails 500 `INTERNAL`
+/// naming the store's error, and nothing is acknowledged that was not committed — the waiting
+/// question stays pending, answered by nobody.
+#[test]
+fn a_store_that_fails_gets_500_internal_naming_its_error_and_nothing_is_acknowledged() {
+    let f = fixture();
+    let waiting = f.post_ask(ask_body("waiting"));
+    let settled = f.post_ask(ask_body("settled"));
+    assert_eq!(
+        f.post(&format!("/api/v1/questions/{settled}/cancel"), "").0,
+        StatusCode::OK
+    );
+    let path = f.store.strip_prefix("sqlite:").unwrap().to_owned();
+    std::fs::remove_file(&path).unwrap();
+    let message = format!(
+        "the hub's store failed: sqlite: the store file {path} was deleted or replaced while the hub ran; nothing more is stored until the hub is restarted on it"
+    );
+    for (method, route, body) in [
+        (
+            Method::POST,
+            "/api/v1/asks".to_owned(),
+            Some(ask_body("new").to_string()),
+        ),
+        (
+            Method::POST,
+            format!("/api/v1/questions/{waiting}/answer"),
+            Some(answer_body("waiting", "A")),
+        ),
+        (
+            Method::POST,
+            format!("/api/v1/questions/{waiting}/cancel"),
+            Some(String::new()),
+        ),
+        (Method::DELETE, format!("/api/v1/asks/{waiting}"), None),
+        // Not in the hub's view: read from the store.
+        (Method::GET, format!("/api/v1/asks/{settled}"), None),
+        (Method::GET, format!("/api/v1/asks/{}", settled + 1), None),
+    ] {
+        let (status, value) = f.send(method.clone(), &route, body);
+        assert_eq!(
+            status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{method} {route}: {value}"
+        );
+        assert_eq!(
+            error_of(&value),
+            ("INTERNAL", message.as_str()),
+            "{method} {route}"
+        );
+    }
+    let pending = f.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0]["ticket"], waiting);
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{waiting}")).1,
+        json!({"status": "pending"})
+    );
+}
+
+/// Answer, cancel, withdrawal and more time sent at once for one ask, round after round:
+/// exactly one of the three settlements is acknowledged (200) and the others are refused with
+/// 409 `ALREADY_RESOLVED`; the ask's status is the acknowledged one's; more time is
+/// acknowledged only while the ask is pending (else 409); and every stream hears one
+/// `resolved` per ask, with the winner's outcome (a withdrawal's is `aborted`).
+#[test]
+fn answer_cancel_withdraw_and_more_time_racing_one_settlement_wins() {
+    let f = fixture();
+    const ROUNDS: usize = 30;
+    let stream = open_events(&f);
+    let mut winners = Vec::new();
+    for round in 0..ROUNDS {
+        let mut body = ask_body("race");
+        body["timeoutMs"] = json!(600_000);
+        let t = f.post_ask(body);
+        let send = |kind: &'static str| {
+            let request = match kind {
+                "answer" => f
+                    .client
+                    .post(f.url(&format!("/api/v1/questions/{t}/answer")))
+                    .body(answer_body("race", "A")),
+                "cancel" => f
+                    .client
+                    .post(f.url(&format!("/api/v1/questions/{t}/cancel"))),
+                "extend" => f
+                    .client
+                    .post(f.url(&format!("/api/v1/questions/{t}/extend")))
+                    .body(r#"{"ms":900000}"#),
+                _ => f.client.delete(f.url(&format!("/api/v1/asks/{t}"))),
+            }
+            .bearer_auth(TOKEN);
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status();
+                let value: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+                (kind, status, value)
+            }
+        };
+        let replies = f.rt.block_on(async {
+            let (a, b, c, d) = tokio::join!(
+                send("answer"),
+                send("cancel"),
+                send("withdraw"),
+                send("extend")
+            );
+            [a, b, c, d]
+        });
+        let mut won = Vec::new();
+        for (kind, status, value) in &replies {
+            match *status {
+                StatusCode::OK if *kind != "extend" => won.push(*kind),
+                StatusCode::OK => assert!(value["expiresAt"].is_string(), "{value}"),
+                StatusCode::CONFLICT => assert_eq!(
+                    error_of(value),
+                    (
+                        "ALREADY_RESOLVED",
+                        format!("question {t} is already resolved").as_str()
+                    ),
+                    "round {round}: {kind}"
+                ),
+                other => panic!("round {round}: {kind}: {other} {value}"),
+            }
+        }
+        assert_eq!(won.len(), 1, "round {round}: {replies:?}");
+        let (status, value) = f.get(&format!("/api/v1/asks/{t}"));
+        assert_eq!(status, StatusCode::OK);
+        let expected = match won[0] {
+            "answer" => "answered",
+            "cancel" => "cancelled",
+            _ => "withdrawn",
+        };
+        assert_eq!(value["status"], expected, "round {round}");
+        winners.push((t, won[0]));
+    }
+    assert!(f.pending().is_empty());
+    // The stream open all along: one `resolved` per ask, the winner's outcome.
+    let mut text = String::new();
+    while text.matches("event: resolved").count() < ROUNDS {
+        text.push_str(&stream.recv_timeout(PATIENCE).expect("the stream goes on"));
+    }
+    let resolved: Vec<Value> = text
+        .split("event: resolved\ndata: ")
+        .skip(1)
+        .map(|rest| serde_json::from_str(rest.lines().next().unwrap()).unwrap())
+        .collect();
+    let expected: Vec<Value> = winners
+        .iter()
+        .map(|(t, kind)| {
+            let outcome = match *kind {
+                "answer" => "answered",
+                "cancel" => "cancelled",
+                _ => "aborted",
+            };
+            json!({"ticket": t, "outcome": outcome})
+        })
+        .collect();
+    assert_eq!(resolved, expected, "{text}");
+}
+
+/// Opens `GET /api/v1/events` and forwards what comes, chunk by chunk, for as long as the
+/// fixture's runtime runs.
+fn open_events(f: &Fixture) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let request = f.client.get(f.url("/api/v1/events")).bearer_auth(TOKEN);
+    let response = f.rt.block_on(request.send()).unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    f.rt.spawn(async move {
+        let mut stream = response.bytes_stream();
+        while let Some(Ok(chunk)) = stream.next().await {
+            if tx
+                .send(String::from_utf8_lossy(&chunk).into_owned())
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// A key is the ask's for as long as the hub keeps it: re-asked after the ask timed out, it is
+/// that ask (200, `timed_out`, and a host resuming with it gets `ASK_TIMED_OUT`); once
+/// retention deleted the ask, the key is free and asks a new question (201, a new ticket),
+/// while the old ticket is 409 `ALREADY_RESOLVED` to a withdrawal or more time.
+#[test]
+fn a_key_after_its_ask_timed_out_and_after_retention_deleted_it() {
+    let f = fixture_with(|c| c.retain = Duration::from_secs(1));
+    let mut body = ask_body("k");
+    body["key"] = json!("expiring-key");
+    body["timeoutMs"] = json!(1);
+    let first = f.post_ask(body.clone());
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{first}?waitMs=20000")).1,
+        json!({"status": "timed_out"})
+    );
+    let mut again = ask_body("other");
+    again["key"] = json!("expiring-key");
+    assert_eq!(
+        f.post("/api/v1/asks", again.to_string()),
+        (StatusCode::OK, json!({"ticket": first}))
+    );
+    let ctx = host(&f);
+    let resumed = settled(&ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("k", &["A", "B"])])
+            .with_key("expiring-key")
+            .with_timeout(Duration::from_secs(600)),
+    ));
+    assert_timed_out(resumed, 600_000);
+    // Retention deletes it.
+    let until = std::time::Instant::now() + PATIENCE;
+    while f.get(&format!("/api/v1/asks/{first}")).0 != StatusCode::NOT_FOUND {
+        assert!(std::time::Instant::now() < until, "never deleted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for (method, path, body) in [
+        (Method::DELETE, format!("/api/v1/asks/{first}"), None),
+        (
+            Method::POST,
+            format!("/api/v1/questions/{first}/extend"),
+            Some(r#"{"ms":1000}"#.to_owned()),
+        ),
+    ] {
+        let (status, value) = f.send(method.clone(), &path, body);
+        assert_eq!(status, StatusCode::CONFLICT, "{method} {path}: {value}");
+        assert_eq!(error_of(&value).0, "ALREADY_RESOLVED");
+    }
+    let (status, value) = f.post("/api/v1/asks", again.to_string());
+    assert_eq!(status, StatusCode::CREATED, "{value}");
+    let second = value["ticket"].as_u64().unwrap();
+    assert!(second > first);
+    let pending = f.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0]["questions"][0]["id"], "other");
+    assert_eq!(pending[0]["key"], "expiring-key");
+}
+
+/// A hub that tells an ask `failed` (here a row of its store a hub never wrote, read as failed
+/// with the damage named): a host's `RemoteProvider` settles it `PROVIDER_FAILED` with the
+/// hub's message.
+#[test]
+fn a_failed_ask_reaches_the_host_as_provider_failed_with_the_hubs_message() {
+    let f = fixture();
+    let path = f.store.strip_prefix("sqlite:").unwrap().to_owned();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn.execute(
+            "INSERT INTO asks (questions, key, asked_at) VALUES ('not json', 'damaged-key', 1000)",
+            [],
+        )
+        .unwrap();
+    }
+    let (status, value) = f.post(
+        "/api/v1/asks",
+        json!({"questions": [{"id": "q", "question": "?"}], "key": "damaged-key"}).to_string(),
+    );
+    assert_eq!(status, StatusCode::OK, "{value}");
+    let ticket = value["ticket"].as_u64().unwrap();
+    let message = format!(
+        "the hub's store holds question {ticket} damaged (its questions are not the JSON a hub writes)"
+    );
+    let ctx = host(&f);
+    let e = settled(&ask(
+        &ctx,
+        AskUserQuestionRequest::new(vec![question("q", &["A"])]).with_key("damaged-key"),
+    ))
+    .unwrap_err();
+    assert_eq!(
+        (e.code(), e.message()),
+        (ErrorCode::ProviderFailed, message.as_str())
+    );
+}
+
+/// The asker's routes with a method they do not take, and paths next to them, are 404
+/// `NOT_FOUND` in the API's shape (never a bare 405), and change nothing.
+#[test]
+fn other_methods_on_the_askers_routes_are_not_found() {
+    let f = fixture();
+    let t = f.post_ask(ask_body("q"));
+    for (method, path) in [
+        (Method::GET, "/api/v1/asks".to_owned()),
+        (Method::DELETE, "/api/v1/asks".to_owned()),
+        (Method::PUT, "/api/v1/asks".to_owned()),
+        (Method::POST, format!("/api/v1/asks/{t}")),
+        (Method::PUT, format!("/api/v1/asks/{t}")),
+        (Method::PATCH, format!("/api/v1/asks/{t}")),
+        (Method::GET, format!("/api/v1/asks/{t}/answer")),
+        (Method::DELETE, format!("/api/v1/questions/{t}")),
+        (Method::GET, format!("/api/v1/questions/{t}/answer")),
+    ] {
+        let (status, value) = f.send(method.clone(), &path, Some(answer_body("q", "A")));
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {value}");
+        assert_eq!(
+            error_of(&value),
+            ("NOT_FOUND", "no such resource"),
+            "{method} {path}"
+        );
+    }
+    assert_eq!(f.pending().len(), 1);
+    assert_eq!(
+        f.get(&format!("/api/v1/asks/{t}")).1,
+        json!({"status": "pending"})
+    );
+}
+
+/// `--on-question` runs once per new ask, on the hub that stored it: not for a re-ask with a
+/// known key, nor for a `POST` sent again with its `Idempotency-Key`. (Each run is awaited
+/// before the next request, so a run for a resume would come before the third ask's.)
+#[test]
+fn on_question_does_not_run_for_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pushed.jsonl");
+    let f = fixture_with(|c| c.on_question = Some(format!("cat >> '{}'", out.display())));
+    let lines = |n: usize| -> Vec<Value> {
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            if text.ends_with('\n') && text.lines().count() >= n {
+                return text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+            }
+            assert!(std::time::Instant::now() < until, "{n} runs never came");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let post = |body: Value, id: Option<&str>| {
+        f.send_with(Method::POST, "/api/v1/asks", Some(body.to_string()), |r| {
+            let r = r.bearer_auth(TOKEN);
+            match id {
+                Some(id) => r.header("Idempotency-Key", id),
+                None => r,
+            }
+        })
+    };
+    let mut keyed = ask_body("keyed");
+    keyed["key"] = json!("push-key");
+    let (status, value) = post(keyed.clone(), None);
+    assert_eq!(status, StatusCode::CREATED);
+    let first = value["ticket"].clone();
+    assert_eq!(lines(1)[0]["ticket"], first);
+    assert_eq!(
+        post(keyed, None),
+        (StatusCode::OK, json!({"ticket": first}))
+    );
+    let (status, value) = post(ask_body("posted"), Some("post-1"));
+    assert_eq!(status, StatusCode::CREATED);
+    let second = value["ticket"].clone();
+    assert_eq!(lines(2)[1]["ticket"], second);
+    assert_eq!(
+        post(ask_body("posted"), Some("post-1")),
+        (StatusCode::OK, json!({"ticket": second}))
+    );
+    let third = f.post_ask(ask_body("third"));
+    let seen = lines(3);
+    assert_eq!(
+        seen.iter().map(|p| p["ticket"].clone()).collect::<Vec<_>>(),
+        vec![first, second, json!(third)]
+    );
+}
