@@ -16,6 +16,10 @@ use user_questions::{
 use user_questions_hub::{Hub, HubConfig, MAX_BODY_BYTES};
 use user_questions_remote::RemoteProvider;
 
+mod common {
+    pub mod settle_race;
+}
+
 const TOKEN: &str = "hub-test-token_0123456789";
 /// Generous bound for things that should happen soon; tests assert outcomes, not durations.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -2024,67 +2028,20 @@ fn answer_cancel_withdraw_and_more_time_racing_one_settlement_wins() {
     let stream = open_events(&f);
     let mut winners = Vec::new();
     for round in 0..ROUNDS {
-        let mut body = ask_body("race");
+        let mut body = ask_body("q");
         body["timeoutMs"] = json!(600_000);
         let t = f.post_ask(body);
-        let send = |kind: &'static str| {
-            let request = match kind {
-                "answer" => f
-                    .client
-                    .post(f.url(&format!("/api/v1/questions/{t}/answer")))
-                    .body(answer_body("race", "A")),
-                "cancel" => f
-                    .client
-                    .post(f.url(&format!("/api/v1/questions/{t}/cancel"))),
-                "extend" => f
-                    .client
-                    .post(f.url(&format!("/api/v1/questions/{t}/extend")))
-                    .body(r#"{"ms":900000}"#),
-                _ => f.client.delete(f.url(&format!("/api/v1/asks/{t}"))),
-            }
-            .bearer_auth(TOKEN);
-            async move {
-                let response = request.send().await.unwrap();
-                let status = response.status();
-                let value: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-                (kind, status, value)
-            }
-        };
-        let replies = f.rt.block_on(async {
-            let (a, b, c, d) = tokio::join!(
-                send("answer"),
-                send("cancel"),
-                send("withdraw"),
-                send("extend")
-            );
-            [a, b, c, d]
-        });
-        let mut won = Vec::new();
-        for (kind, status, value) in &replies {
-            match *status {
-                StatusCode::OK if *kind != "extend" => won.push(*kind),
-                StatusCode::OK => assert!(value["expiresAt"].is_string(), "{value}"),
-                StatusCode::CONFLICT => assert_eq!(
-                    error_of(value),
-                    (
-                        "ALREADY_RESOLVED",
-                        format!("question {t} is already resolved").as_str()
-                    ),
-                    "round {round}: {kind}"
-                ),
-                other => panic!("round {round}: {kind}: {other} {value}"),
-            }
-        }
-        assert_eq!(won.len(), 1, "round {round}: {replies:?}");
+        let replies = f.rt.block_on(common::settle_race::send_all(
+            &f.client,
+            TOKEN,
+            [f.base.as_str(); 4],
+            t,
+        ));
+        let (won, expected) = common::settle_race::winner(round, t, &replies);
         let (status, value) = f.get(&format!("/api/v1/asks/{t}"));
         assert_eq!(status, StatusCode::OK);
-        let expected = match won[0] {
-            "answer" => "answered",
-            "cancel" => "cancelled",
-            _ => "withdrawn",
-        };
         assert_eq!(value["status"], expected, "round {round}");
-        winners.push((t, won[0]));
+        winners.push((t, won));
     }
     assert!(f.pending().is_empty());
     // The stream open all along: one `resolved` per ask, the winner's outcome.
@@ -2313,4 +2270,59 @@ fn on_question_does_not_run_for_a_resume() {
         seen.iter().map(|p| p["ticket"].clone()).collect::<Vec<_>>(),
         vec![first, second, json!(third)]
     );
+}
+
+/// What a host asks through a `RemoteProvider` reaches the hub whole — every field of every
+/// question (detail, header, option descriptions, multiSelect, an intent), the asking agent's
+/// id, the key and a deadline — and the person's answer comes back whole: several selections,
+/// free text in place of an option and for a question without options.
+#[test]
+fn a_remote_ask_and_its_answer_cross_the_hub_whole() {
+    let f = fixture();
+    let ctx = host(&f);
+    let agent = user_questions::Agent::new("agent \"é\" 7");
+    let _entered = ctx.agents().enter(&agent, None).unwrap();
+    let questions: Vec<AskUserQuestionItem> = serde_json::from_value(json!([
+        {
+            "id": "plan",
+            "question": "Ship this plan?",
+            "detail": "1. build\n2. <b>deploy</b>",
+            "header": "Review",
+            "options": [
+                {"label": "Approve", "description": "go ahead"},
+                {"label": "Revise"}
+            ],
+            "intent": {"kind": "plan-review", "approve": "Approve"}
+        },
+        {
+            "id": "envs",
+            "question": "Where?",
+            "multiSelect": true,
+            "options": [{"label": "staging"}, {"label": "prod", "description": "careful"}]
+        },
+        {"id": "note", "question": "Anything else?"}
+    ]))
+    .unwrap();
+    let rx = ask(
+        &ctx,
+        AskUserQuestionRequest::new(questions.clone())
+            .with_agent(agent.clone())
+            .with_key("whole-key")
+            .with_timeout(Duration::from_secs(600)),
+    );
+    let p = f.wait_pending(1).remove(0);
+    assert_eq!(p["questions"], serde_json::to_value(&questions).unwrap());
+    assert_eq!(p["agentId"], "agent \"é\" 7");
+    assert_eq!(p["key"], "whole-key");
+    assert!(p["expiresAt"].as_str().unwrap().ends_with('Z'));
+    let t = p["ticket"].as_u64().unwrap();
+    let answer = json!({"answers": [
+        {"id": "plan", "selected": [], "custom": "split step 2"},
+        {"id": "envs", "selected": ["staging", "prod"]},
+        {"id": "note", "selected": [], "custom": "none ✓"}
+    ]});
+    let (status, value) = f.post(&format!("/api/v1/questions/{t}/answer"), answer.to_string());
+    assert_eq!(status, StatusCode::OK, "{value}");
+    let got = settled(&rx).unwrap();
+    assert_eq!(serde_json::to_value(&got).unwrap(), answer);
 }

@@ -18,6 +18,10 @@ use user_questions::{
 use user_questions_hub::{Hub, HubConfig};
 use user_questions_remote::RemoteProvider;
 
+mod common {
+    pub mod settle_race;
+}
+
 const TOKEN: &str = "pg-hub-token";
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -745,4 +749,118 @@ fn a_deadline_never_produces_an_answer_on_any_hub() {
     for h in [&one, &two] {
         assert_eq!(status(&http, h, ticket, 0), json!({"status": "timed_out"}));
     }
+}
+
+/// An answer, a cancel and a withdrawal sent at once to two hubs, with more time besides: one
+/// settlement wins across the hubs (200) and the others are refused 409 `ALREADY_RESOLVED`,
+/// both hubs tell the winner's status and stop listing the ask.
+#[test]
+fn answer_cancel_withdraw_and_more_time_on_two_hubs_one_settlement_wins() {
+    let store = database("uq_settle_race");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let body = r#"{"questions":[{"id":"q","question":"Proceed?","options":[{"label":"A"},{"label":"B"}]}],"timeoutMs":600000}"#;
+    for round in 0..20 {
+        let (status, value) = http.send(
+            reqwest::Method::POST,
+            &one,
+            "/api/v1/asks",
+            Some(body.into()),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{value}");
+        let ticket = value["ticket"].as_u64().unwrap();
+        let (one_url, two_url) = (
+            format!("http://{}", one.local_addr()),
+            format!("http://{}", two.local_addr()),
+        );
+        let hubs = [
+            one_url.as_str(),
+            two_url.as_str(),
+            two_url.as_str(),
+            one_url.as_str(),
+        ];
+        let replies = http.rt.block_on(common::settle_race::send_all(
+            &http.client,
+            TOKEN,
+            hubs,
+            ticket,
+        ));
+        let (_, expected) = common::settle_race::winner(round, ticket, &replies);
+        for h in [&one, &two] {
+            let (_, value) = http.send(
+                reqwest::Method::GET,
+                h,
+                &format!("/api/v1/asks/{ticket}"),
+                None,
+            );
+            assert_eq!(value["status"], expected, "round {round}");
+            http.assert_unlisted(h, ticket);
+        }
+    }
+}
+
+/// A key is the ask's while a hub keeps it: re-asked on another hub after the ask timed out it
+/// is that ask (200); once retention deleted it, the key asks a new question on any hub (201),
+/// listed by both.
+#[test]
+fn a_key_after_its_ask_timed_out_and_was_deleted_on_two_hubs() {
+    let store = database("uq_key_retained");
+    let one = hub_with(&store, |c| c.retain = Duration::from_secs(1));
+    let two = hub(&store);
+    let http = Http::new();
+    let body = r#"{"questions":[{"id":"q","question":"?"}],"key":"kept-key","timeoutMs":1}"#;
+    let (code, value) = http.send(
+        reqwest::Method::POST,
+        &one,
+        "/api/v1/asks",
+        Some(body.into()),
+    );
+    assert_eq!(code, StatusCode::CREATED, "{value}");
+    let first = value["ticket"].as_u64().unwrap();
+    assert_eq!(
+        status(&http, &two, first, 20_000),
+        json!({"status": "timed_out"})
+    );
+    let again = r#"{"questions":[{"id":"other","question":"?"}],"key":"kept-key"}"#;
+    assert_eq!(
+        http.send(
+            reqwest::Method::POST,
+            &two,
+            "/api/v1/asks",
+            Some(again.into())
+        ),
+        (StatusCode::OK, json!({"ticket": first}))
+    );
+    let until = Instant::now() + PATIENCE;
+    while http
+        .send(
+            reqwest::Method::GET,
+            &two,
+            &format!("/api/v1/asks/{first}"),
+            None,
+        )
+        .0
+        != StatusCode::NOT_FOUND
+    {
+        assert!(Instant::now() < until, "never deleted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, value) = http.send(
+        reqwest::Method::DELETE,
+        &two,
+        &format!("/api/v1/asks/{first}"),
+        None,
+    );
+    assert_eq!(code, StatusCode::CONFLICT, "{value}");
+    let (code, value) = http.send(
+        reqwest::Method::POST,
+        &two,
+        "/api/v1/asks",
+        Some(again.into()),
+    );
+    assert_eq!(code, StatusCode::CREATED, "{value}");
+    let second = value["ticket"].as_u64().unwrap();
+    assert!(second > first);
+    http.assert_listed(&one, second);
+    http.assert_listed(&two, second);
 }
