@@ -675,8 +675,20 @@ impl Asks {
             // Created and already here, or settled/extended and not followed here.
             return;
         }
-        let Ok(Some(record)) = self.store.get(ticket).await else {
-            return;
+        let record = match self.store.get(ticket).await {
+            Ok(Some(record)) => record,
+            // Settled elsewhere and deleted after the retention before this hub heard of it:
+            // it leaves the view (a page drops it, a long poll ends), or it would be listed,
+            // and refused 409, for as long as the hub runs. Its outcome is gone with it.
+            Ok(None) if matches!(change, Change::Settled(_)) => {
+                let message = format!(
+                    "the hub's store no longer holds question {ticket} (settled and deleted after the retention)"
+                );
+                let body = settled_body(Status::Failed, None, Some(&message));
+                self.finish(ticket, Status::Failed, body.into());
+                return;
+            }
+            _ => return,
         };
         match (change, record.status) {
             (Change::Created(_), Status::Pending) => self.adopt(&record),

@@ -864,3 +864,43 @@ fn a_key_after_its_ask_timed_out_and_was_deleted_on_two_hubs() {
     http.assert_listed(&one, second);
     http.assert_listed(&two, second);
 }
+
+/// An ask settled on a hub whose announcement was lost, and deleted after the retention before
+/// the other hubs compared their view with the store (here both steps are SQL no hub
+/// announces): no hub lists it any more — the listing reads the store's pending asks — and
+/// its ticket is 404 `NOT_PENDING` to the asker and 409 to the page on every hub. (The hubs
+/// kept it in their view, listed and refused, for as long as they ran.)
+#[test]
+fn an_ask_settled_and_deleted_unheard_leaves_every_hub() {
+    let store = database("uq_gone_unheard");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let ticket = posted(&http, &one, ASK);
+    http.assert_listed(&two, ticket);
+    sql(
+        &store,
+        &format!(
+            "UPDATE asks SET status = 'cancelled', settled_at = 1 WHERE ticket = {ticket};
+             DELETE FROM asks WHERE ticket = {ticket}"
+        ),
+    );
+    for h in [&one, &two] {
+        http.assert_unlisted(h, ticket);
+        let (code, value) = http.send(
+            reqwest::Method::GET,
+            h,
+            &format!("/api/v1/asks/{ticket}"),
+            None,
+        );
+        assert_eq!(code, StatusCode::NOT_FOUND, "{value}");
+        assert_eq!(value["error"]["code"], "NOT_PENDING");
+        let (code, value) = http.send(
+            reqwest::Method::POST,
+            h,
+            &format!("/api/v1/questions/{ticket}/cancel"),
+            None,
+        );
+        assert_eq!(code, StatusCode::CONFLICT, "{value}");
+        http.assert_unlisted(h, ticket);
+    }
+}
