@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -219,10 +219,8 @@ impl Asks {
         let pending = store.pending().await?;
         let last_ticket = store.last_ticket().await?;
         let mut live = BTreeMap::new();
-        let epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let events = EventLog::starting_after(epoch.saturating_mul(1000));
+        // Ids above any an earlier run gave (a browser's Last-Event-ID gets a full replay).
+        let events = EventLog::starting_now();
         for record in pending {
             let entry = Live::from_record(&record, Some(renewed + config.lease));
             events.requested(record.ticket, entry.p(record.ticket).into());
