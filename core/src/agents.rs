@@ -148,13 +148,24 @@ impl AgentRegistry {
         Ok(AgentDetach {
             registry: Arc::downgrade(&self.state),
             agent: agent.clone(),
+            registration: seq,
         })
     }
 
-    /// Detaches `agent` if it is the live instance under its id; returns whether it was.
-    /// A later agent that reuses the id is never removed by a stale handle.
+    /// Detaches `agent` if it is the live instance under its id, whichever `enter` registered
+    /// it; returns whether it was. A different instance that reuses the id is never removed.
+    /// (An [`AgentDetach`] is narrower: it removes only its own registration.)
     pub fn exit(&self, agent: &Agent) -> bool {
-        exit_from(&mut self.lock(), agent)
+        exit_from(&mut self.lock(), agent, None)
+    }
+
+    /// Detaches `agent` only if the live entry under its id is that instance from the
+    /// registration numbered `registration` ([`AgentDetach::registration`]); returns whether
+    /// it was. What [`AgentDetach::detach`] does, for surfaces that keep the number rather
+    /// than the handle: a stale number never removes a later registration, not even one of
+    /// the same instance.
+    pub fn exit_registration(&self, agent: &Agent, registration: u64) -> bool {
+        exit_from(&mut self.lock(), agent, Some(registration))
     }
 
     /// The live agent registered under `id`.
@@ -209,9 +220,13 @@ impl AgentRegistry {
     }
 }
 
-fn exit_from(state: &mut RegistryState, agent: &Agent) -> bool {
+/// Removes the entry under `agent`'s id when it is that instance and, given a registration,
+/// from that registration.
+fn exit_from(state: &mut RegistryState, agent: &Agent, registration: Option<u64>) -> bool {
     match state.by_id.get(agent.id()) {
-        Some(entry) if entry.agent.same(agent) => {
+        Some(entry)
+            if entry.agent.same(agent) && registration.is_none_or(|seq| seq == entry.seq) =>
+        {
             let seq = entry.seq;
             state.by_id.remove(agent.id());
             state.order.remove(&seq);
@@ -229,23 +244,33 @@ impl fmt::Debug for AgentRegistry {
     }
 }
 
-/// Returned by [`AgentRegistry::enter`]: detaches that exact instance. Idempotent; dropping it
-/// does not detach.
+/// Returned by [`AgentRegistry::enter`]: detaches the registration it came from. Idempotent,
+/// and scoped: once that registration is gone (detached, or the agent exited), it never
+/// removes a later one — another instance that reuses the id, or the same instance entered
+/// again (§5). Dropping it does not detach.
 #[must_use = "keep the handle to detach the agent later"]
 pub struct AgentDetach {
     registry: Weak<Mutex<RegistryState>>,
     agent: Agent,
+    registration: u64,
 }
 
 impl AgentDetach {
-    /// Detaches the agent if it is still the live instance under its id.
+    /// Detaches the agent if the live entry under its id is still this registration.
     pub fn detach(&self) {
         if let Some(state) = self.registry.upgrade() {
             exit_from(
                 &mut state.lock().unwrap_or_else(|e| e.into_inner()),
                 &self.agent,
+                Some(self.registration),
             );
         }
+    }
+
+    /// The number of the registration this handle detaches: unique per `enter` in its
+    /// registry (for [`AgentRegistry::exit_registration`]).
+    pub fn registration(&self) -> u64 {
+        self.registration
     }
 
     /// The agent this handle detaches.
@@ -311,6 +336,56 @@ mod tests {
         assert!(!r.exit(&first));
         assert_eq!(r.get("a"), Some(second.clone()));
         assert_eq!(r.standing(&second), Standing::Root);
+    }
+
+    #[test]
+    fn a_stale_detach_never_removes_the_same_instance_entered_again() {
+        let r = AgentRegistry::new();
+        let a = Agent::new("a");
+        let d1 = r.enter(&a, None).unwrap();
+        d1.detach();
+        let d2 = r.enter(&a, None).unwrap();
+        d1.detach();
+        assert_eq!(r.get("a"), Some(a.clone()));
+        assert_eq!(r.standing(&a), Standing::Root);
+        assert!(!r.exit_registration(&a, d1.registration()));
+        assert_eq!(r.standing(&a), Standing::Root);
+        d2.detach();
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_detach_whose_registration_was_exited_never_removes_the_re_entry() {
+        let r = AgentRegistry::new();
+        let root = Agent::new("root");
+        let a = Agent::new("a");
+        let _r = r.enter(&root, None).unwrap();
+        let d1 = r.enter(&a, None).unwrap();
+        assert!(r.exit(&a));
+        let d2 = r.enter(&a, Some(&root)).unwrap();
+        assert_ne!(d1.registration(), d2.registration());
+        d1.detach();
+        d1.detach();
+        assert_eq!(r.standing(&a), Standing::Child);
+        assert_eq!(ids(&r.list()), ["root", "a"]);
+        // `exit` is by instance, whatever the registration.
+        assert!(r.exit(&a));
+        assert_eq!(ids(&r.list()), ["root"]);
+        d2.detach();
+        assert_eq!(ids(&r.list()), ["root"]);
+    }
+
+    #[test]
+    fn exit_registration_removes_only_that_registration_of_that_instance() {
+        let r = AgentRegistry::new();
+        let a = Agent::new("a");
+        let d = r.enter(&a, None).unwrap();
+        assert!(!r.exit_registration(&Agent::new("a"), d.registration()));
+        assert!(!r.exit_registration(&a, d.registration() + 1));
+        assert_eq!(r.standing(&a), Standing::Root);
+        assert!(r.exit_registration(&a, d.registration()));
+        assert!(!r.exit_registration(&a, d.registration()));
+        assert!(r.is_empty());
     }
 
     #[test]
