@@ -206,8 +206,10 @@ void uq_agent_free(uq_agent *agent);
 // `owner`.
 uq_code uq_agents_enter(uq_context *ctx, const uq_agent *agent, const uq_agent *owner);
 
-// Detaches `agent` from `ctx` if it is the live instance under its id; a different instance
-// with the same id is left alone. Idempotent: `UQ_OK` whether or not it was live.
+// Detaches `agent` from `ctx` if it is the live instance under its id, whichever
+// `uq_agents_enter` registered it (the C ABI detaches by instance; it has no handle per
+// registration); a different instance with the same id is left alone. Idempotent: `UQ_OK`
+// whether or not it was live.
 // `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`/`agent`.
 uq_code uq_agents_exit(uq_context *ctx, const uq_agent *agent);
 

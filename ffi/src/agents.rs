@@ -89,8 +89,10 @@ pub extern "C" fn uq_agents_enter(
     })
 }
 
-/// Detaches `agent` from `ctx` if it is the live instance under its id; a different instance
-/// with the same id is left alone. Idempotent: `UQ_OK` whether or not it was live.
+/// Detaches `agent` from `ctx` if it is the live instance under its id, whichever
+/// `uq_agents_enter` registered it (the C ABI detaches by instance; it has no handle per
+/// registration); a different instance with the same id is left alone. Idempotent: `UQ_OK`
+/// whether or not it was live.
 /// `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`/`agent`.
 #[unsafe(no_mangle)]
 pub extern "C" fn uq_agents_exit(ctx: *mut uq_context, agent: *const uq_agent) -> uq_code {
