@@ -99,7 +99,8 @@ export declare class AgentRegistry {
   /**
    * Registers the exact instance `agent`; `owner` is the live agent whose runtime created it
    * (absent for a runtime root). Throws `AGENT_EXISTS` when its id is live. Returns the
-   * detach function (idempotent; a stale one never removes a later agent).
+   * detach function (idempotent; scoped to this registration: a stale one never removes a
+   * later agent that reuses the id, nor this same instance entered again).
    */
   enter(agent: Agent, owner?: Agent | null): Disposer
   /** The live agent registered under `id`. */

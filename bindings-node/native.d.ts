@@ -124,13 +124,23 @@ export declare class NativeContext {
   registerWebProvider(provider: NativeWebProvider): NativeRegistration
   /** Registers a remote provider; its asks never cross into JS. */
   registerRemoteProvider(provider: NativeRemoteProvider): NativeRegistration
-  /** Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live. */
-  enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): void
   /**
-   * Detaches `agent` if it is the live instance under its id (a later agent that reuses the
-   * id is never removed); returns whether it was. Idempotent.
+   * Enters `agent` (owned by `owner`, or a root) and returns the registration's number, for
+   * `detachAgent`. Throws `AGENT_EXISTS` when its id is live.
+   */
+  enterAgent(agent: NativeAgent, owner?: NativeAgent | undefined | null): number
+  /**
+   * Detaches `agent` if it is the live instance under its id, whichever `enterAgent`
+   * registered it (a different instance that reuses the id is never removed); returns
+   * whether it was. Idempotent.
    */
   exitAgent(agent: NativeAgent): boolean
+  /**
+   * Detaches `agent` only if the live entry under its id is its registration numbered
+   * `registration` (what `enterAgent` returned): a stale number never removes a later
+   * registration, not even of the same instance (§5). Returns whether it did. Idempotent.
+   */
+  detachAgent(agent: NativeAgent, registration: number): boolean
   /** The key of the live agent under `id`, if any. */
   agentKey(id: string): number | null
   /** The keys of the live roots, in entry order. */

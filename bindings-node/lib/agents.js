@@ -145,7 +145,8 @@ class AgentRegistry {
   /**
    * Registers the exact instance `agent`; `owner` is the live agent whose runtime created
    * it (absent for a runtime root). Throws `AGENT_EXISTS` when its id is live. Returns an
-   * idempotent detach function; a stale one never removes a later agent.
+   * idempotent detach function scoped to this registration: a stale one never removes a later
+   * agent that reuses the id, nor this same instance entered again.
    * @param {Agent} agent
    * @param {Agent | null} [owner]
    */
@@ -156,12 +157,14 @@ class AgentRegistry {
     }
     const nativeAgent = nativeOf(agent)
     const nativeContext = this.#native
-    callNative(() => nativeContext.enterAgent(nativeAgent, owner == null ? null : nativeOf(owner)))
+    const registration = callNative(() =>
+      nativeContext.enterAgent(nativeAgent, owner == null ? null : nativeOf(owner)),
+    )
     const key = nativeAgent.key
     this.#live.set(key, agent)
     return withDispose(() => {
-      // Removes only this instance: a later agent under the same id stays.
-      nativeContext.exitAgent(nativeAgent)
+      // Removes only this registration: a later one under the same id stays, whoever entered it.
+      nativeContext.detachAgent(nativeAgent, registration)
       if (nativeContext.agentKey(nativeAgent.id) !== key) this.#live.delete(key)
     })
   }

@@ -56,21 +56,21 @@ pub(crate) fn key_of(agent: &Agent) -> i64 {
     agent.key() as i64
 }
 
-/// Enters `agent` (with `owner`, or as a root) into `registry`. No handle crosses into JS (one
-/// native object fewer per agent for the garbage collector to trace): the JS layer detaches
-/// through the context (`exit_agent`), which removes only this exact instance.
+/// Enters `agent` (with `owner`, or as a root) into `registry` and returns the registration's
+/// number. No handle crosses into JS (one native object fewer per agent for the garbage
+/// collector to trace): the JS layer keeps the number and detaches through the context
+/// (`detach_agent`), which removes only that registration of this exact instance.
 pub(crate) fn enter(
     registry: &AgentRegistry,
     agent: &NativeAgent,
     owner: Option<&NativeAgent>,
-) -> Result<()> {
+) -> Result<i64> {
     // Dropping the core handle does not detach.
-    drop(
-        registry
-            .enter(agent.agent(), owner.map(NativeAgent::agent))
-            .map_err(to_js)?,
-    );
-    Ok(())
+    let detach = registry
+        .enter(agent.agent(), owner.map(NativeAgent::agent))
+        .map_err(to_js)?;
+    // Registrations count up from 0, far below 2^53.
+    Ok(detach.registration() as i64)
 }
 
 /// The keys of these core agents.

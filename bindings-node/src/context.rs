@@ -255,17 +255,31 @@ impl NativeContext {
         self.register(provider.provider())
     }
 
-    /// Enters `agent` (owned by `owner`, or a root). Throws `AGENT_EXISTS` when its id is live.
+    /// Enters `agent` (owned by `owner`, or a root) and returns the registration's number, for
+    /// `detachAgent`. Throws `AGENT_EXISTS` when its id is live.
     #[napi(catch_unwind)]
-    pub fn enter_agent(&self, agent: &NativeAgent, owner: Option<&NativeAgent>) -> Result<()> {
+    pub fn enter_agent(&self, agent: &NativeAgent, owner: Option<&NativeAgent>) -> Result<i64> {
         agents::enter(self.context.agents(), agent, owner)
     }
 
-    /// Detaches `agent` if it is the live instance under its id (a later agent that reuses the
-    /// id is never removed); returns whether it was. Idempotent.
+    /// Detaches `agent` if it is the live instance under its id, whichever `enterAgent`
+    /// registered it (a different instance that reuses the id is never removed); returns
+    /// whether it was. Idempotent.
     #[napi(catch_unwind)]
     pub fn exit_agent(&self, agent: &NativeAgent) -> bool {
         self.context.agents().exit(agent.agent())
+    }
+
+    /// Detaches `agent` only if the live entry under its id is its registration numbered
+    /// `registration` (what `enterAgent` returned): a stale number never removes a later
+    /// registration, not even of the same instance (§5). Returns whether it did. Idempotent.
+    #[napi(catch_unwind)]
+    pub fn detach_agent(&self, agent: &NativeAgent, registration: i64) -> bool {
+        u64::try_from(registration).is_ok_and(|registration| {
+            self.context
+                .agents()
+                .exit_registration(agent.agent(), registration)
+        })
     }
 
     /// The key of the live agent under `id`, if any.

@@ -65,6 +65,34 @@ test('detach is idempotent and a stale detach never removes a later agent', () =
   assert.deepEqual(ctx.agents.list(), [])
 })
 
+test('a stale detach never removes the same instance entered again (§5: scoped to its registration)', async () => {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider({ ask: () => YES })
+  const a = new Agent('a')
+  const detach1 = ctx.agents.enter(a)
+  detach1()
+  const detach2 = ctx.agents.enter(a)
+  detach1()
+  detach1[Symbol.dispose]()
+  assert.equal(ctx.agents.get('a'), a)
+  assert.deepEqual(ctx.agents.roots(), [a])
+  assert.deepEqual(await ctx.userQuestions.ask({ questions: QUESTIONS, agent: a }), YES)
+  detach2()
+  assert.equal(ctx.agents.get('a'), undefined)
+  await assert.rejects(ctx.userQuestions.ask({ questions: QUESTIONS, agent: a }), {
+    code: 'CALLER_NOT_LIVE',
+  })
+  // Re-entered as a child: the old handles still leave it alone, its own detaches it.
+  const root = new Agent('root')
+  ctx.agents.enter(root)
+  const detach3 = ctx.agents.enter(a, root)
+  detach1()
+  detach2()
+  assert.deepEqual(ctx.agents.list(), [root, a])
+  detach3()
+  assert.deepEqual(ctx.agents.list(), [root])
+})
+
 test('the live root may ask, and its provider receives the very Agent object', async () => {
   const ctx = new Context()
   const root = new Agent('root')
