@@ -93,10 +93,16 @@ impl AgentMap {
             .collect()
     }
 
-    fn exit(&self, agent: &Agent) -> bool {
+    /// Detaches `agent`: from any registration (`None`: `AgentRegistry.exit`), or only from
+    /// the one numbered `registration` (an `AgentDetach`).
+    fn exit(&self, agent: &Agent, registration: Option<u64>) -> bool {
         let removed = {
             let mut live = self.lock();
-            if self.core.exit(agent) {
+            let exited = match registration {
+                None => self.core.exit(agent),
+                Some(registration) => self.core.exit_registration(agent, registration),
+            };
+            if exited {
                 live.remove(&agent.key())
             } else {
                 None
@@ -127,22 +133,26 @@ impl PyAgentRegistry {
     ) -> SeamResult<AgentDetach> {
         let core_agent = agent.get().agent.clone();
         let mut live = self.map.lock();
-        let _detach = self
+        // Dropping the core handle does not detach; its registration number is what ours keeps.
+        let registration = self
             .map
             .core
-            .enter(&core_agent, owner.as_ref().map(|o| &o.get().agent))?;
+            .enter(&core_agent, owner.as_ref().map(|o| &o.get().agent))?
+            .registration();
         let stale = live.insert(core_agent.key(), agent.unbind());
         drop(live);
         drop(stale);
         Ok(AgentDetach {
             map: self.map.clone(),
             agent: core_agent,
+            registration,
         })
     }
 
-    /// Detaches `agent` if it is the live instance under its id; returns whether it was.
+    /// Detaches `agent` if it is the live instance under its id, whichever `enter` registered
+    /// it (a different instance with the same id is left alone); returns whether it was.
     fn exit(&self, agent: Bound<'_, PyAgent>) -> bool {
-        self.map.exit(&agent.get().agent)
+        self.map.exit(&agent.get().agent, None)
     }
 
     /// The live agent registered under `id`, or None.
@@ -176,12 +186,13 @@ impl PyAgentRegistry {
 }
 
 /// Returned by `AgentRegistry.enter`: calling it (or `detach()`, or leaving its `with`
-/// block) detaches that exact instance. Idempotent; a stale handle never removes a later
-/// agent that reuses the id.
+/// block) detaches the registration it came from. Idempotent; a stale handle never removes a
+/// later registration — another agent that reuses the id, or the same instance entered again.
 #[pyclass(module = "user_questions", name = "AgentDetach", frozen)]
 pub(crate) struct AgentDetach {
     map: Arc<AgentMap>,
     agent: Agent,
+    registration: u64,
 }
 
 #[pymethods]
@@ -190,9 +201,9 @@ impl AgentDetach {
         self.detach();
     }
 
-    /// Detaches the agent if it is still the live instance under its id.
+    /// Detaches the agent if the live entry under its id is still this registration.
     fn detach(&self) {
-        self.map.exit(&self.agent);
+        self.map.exit(&self.agent, Some(self.registration));
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -202,6 +213,6 @@ impl AgentDetach {
     /// Leaving the `with` block detaches the agent.
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
-        self.map.exit(&self.agent);
+        self.detach();
     }
 }

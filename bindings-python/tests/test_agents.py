@@ -57,6 +57,43 @@ def test_detach_is_idempotent_and_a_stale_one_never_removes_a_later_agent(ctx: u
     assert ctx.agents.list() == []
 
 
+async def test_a_stale_detach_never_removes_the_same_instance_entered_again(
+    ctx: uq.Context,
+) -> None:
+    class Answering:
+        def ask(self, req: object) -> object:
+            return YES
+
+    ctx.user_questions.register_provider(Answering())
+    agent = uq.Agent("a")
+    first = ctx.agents.enter(agent)
+    first()
+    second = ctx.agents.enter(agent)
+    first()
+    first.detach()
+    with first:
+        pass
+    assert ctx.agents.get("a") is agent and agent in ctx.agents
+    assert await ctx.user_questions.ask(request(agent=agent)) == YES
+    second()
+    assert ctx.agents.get("a") is None
+    # Exited by instance (whatever the registration), then entered again as a child: neither
+    # earlier handle removes the new registration; its own does.
+    root = uq.Agent("root")
+    ctx.agents.enter(root)
+    third = ctx.agents.enter(agent)
+    assert ctx.agents.exit(agent) is True
+    fourth = ctx.agents.enter(agent, owner=root)
+    first()
+    third()
+    assert ctx.agents.list() == [root, agent] and ctx.agents.get("a") is agent
+    with pytest.raises(uq.UserQuestionError) as info:
+        await ctx.user_questions.ask(request(agent=agent))
+    assert info.value.code == "DELEGATED_CALLER"
+    fourth()
+    assert ctx.agents.list() == [root]
+
+
 async def test_a_child_stays_a_child_and_a_resumed_session_may_ask(ctx: uq.Context) -> None:
     class Answering:
         def ask(self, req: object) -> object:

@@ -47,6 +47,9 @@ class Agent:
 
 @final
 class AgentDetach:
+    """Detaches the registration it came from: idempotent, and a stale handle never removes a
+    later registration (another agent with the id, or the same instance entered again)."""
+
     def __call__(self) -> None: ...
     def detach(self) -> None: ...
     def __enter__(self) -> AgentDetach: ...
