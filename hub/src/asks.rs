@@ -430,11 +430,24 @@ impl Asks {
                 let _ = stopping.wait_for(|s| *s).await;
             };
             let timer = tokio::time::sleep(wait);
+            #[cfg(test)]
+            tests::before_listening(self, ticket);
+            // Hears every `notify_waiters` from here on (tokio: from its making, polled or not).
             let notified = extended.notified();
             tokio::pin!(settled, stop, timer, notified);
             notified.as_mut().enable();
+            // More time given after the deadline was read above and before this listened for
+            // it (another thread's `extend` in between): answer now with the new deadline, as
+            // a poll that heard it would, not when the wait ends.
+            let moved = self
+                .lock()
+                .get(&ticket)
+                .is_some_and(|entry| entry.expires_at != expires_at);
             let mut renew_at = self.renew_due(ticket);
             loop {
+                if moved {
+                    break None;
+                }
                 tokio::select! {
                     biased;
                     body = &mut settled => break body,
@@ -880,4 +893,73 @@ fn parse_answer(body: &[u8], questions: &str) -> Result<String> {
     user_questions::validate_answer(&questions, &answer)?;
     serde_json::to_string(&answer)
         .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::sqlite::SqliteStore;
+
+    type Hook = Box<dyn FnOnce(&Asks, u64)>;
+
+    thread_local! {
+        /// What a test runs inside a poll, after it read the deadline and before it listens
+        /// for a change.
+        static BEFORE_LISTENING: RefCell<Option<Hook>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn before_listening(asks: &Asks, ticket: u64) {
+        if let Some(hook) = BEFORE_LISTENING.with(|h| h.borrow_mut().take()) {
+            hook(asks, ticket);
+        }
+    }
+
+    /// More time given between a poll's reading of the deadline and its listening for a change
+    /// (another thread's `extend` in that instant) ends the poll with the new deadline at once:
+    /// an asker whose own deadline came first would otherwise withdraw the ask the person had
+    /// just given more time, while the poll waited out its `waitMs`.
+    #[tokio::test]
+    async fn more_time_given_as_a_poll_starts_to_listen_ends_the_poll_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("hub.db")).unwrap());
+        let config = Config {
+            lease: Duration::from_secs(60),
+            retain: Duration::from_secs(60),
+            on_question: None,
+        };
+        let asks = Arc::new(Asks::load(store, config).await.unwrap());
+        let body = br#"{"questions":[{"id":"q","question":"Go?"}],"timeoutMs":60000,"key":"k"}"#;
+        let ticket = asks.post(body, None).await.unwrap().ticket;
+        let later = asks.lock()[&ticket].expires_at.unwrap() + 3_600_000;
+        // What `extend` does to the view, under the lock, as it would from another thread.
+        BEFORE_LISTENING.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |asks: &Asks, ticket| {
+                let mut live = asks.lock();
+                let entry = live.get_mut(&ticket).unwrap();
+                entry.expires_at = Some(later);
+                entry.extended.notify_waiters();
+            }));
+        });
+        // The poll's wait passes at once with time paused when nothing else can end it.
+        tokio::time::pause();
+        let started = tokio::time::Instant::now();
+        let polled = asks
+            .status(ticket, Duration::from_secs(3600))
+            .await
+            .unwrap();
+        let waited = started.elapsed();
+        tokio::time::resume();
+        assert_eq!(polled.body, r#"{"status":"pending"}"#);
+        assert_eq!(polled.expires_at, Some(rfc3339(later)));
+        assert!(
+            waited < Duration::from_secs(3600),
+            "the poll waited out its wait ({waited:?}) though the deadline had moved"
+        );
+        assert!(
+            BEFORE_LISTENING.with(|h| h.borrow().is_none()),
+            "the hook ran"
+        );
+    }
 }
