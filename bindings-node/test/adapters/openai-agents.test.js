@@ -230,3 +230,146 @@ test('ESM code imports the named exports of user-questions/openai-agents', () =>
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: __dirname, encoding: 'utf8' })
   assert.equal(out.trim(), 'function function')
 })
+
+/**
+ * Runs `act(ticket)` as soon as the inbox has the question; returns the events.
+ * @param {QuestionInbox} inbox
+ * @param {(ticket: number) => unknown} act
+ */
+function settledBy(inbox, act) {
+  /** @type {any[]} */
+  const events = []
+  inbox.subscribe((event) => {
+    events.push(event)
+    if (event.type === 'requested') act(event.ticket)
+  })
+  return events
+}
+
+test('every outcome reaches the model as the failure result', async () => {
+  // The person cancelling, a provider failing, the provider going away, a deadline, a
+  // delegated caller: each is the failure result of §9 the model reads, never a throw.
+  const cases = [
+    ['cancel', 'ASK_CANCELLED', 'the user cancelled ask_user_question'],
+    ['fail', 'PROVIDER_FAILED', 'the page closed'],
+    ['dispose', 'ASK_ABORTED', 'the user-questions provider was disposed before the user answered'],
+    ['deadline', 'ASK_TIMED_OUT', 'the user did not answer ask_user_question within 50 ms'],
+  ]
+  for (const [how, code, message] of cases) {
+    const ctx = new Context()
+    const inbox = new QuestionInbox()
+    const dispose = ctx.userQuestions.registerProvider(inbox)
+    /** @type {Record<string, (ticket: number) => unknown>} */
+    const acts = {
+      cancel: (ticket) => inbox.cancel(ticket),
+      fail: (ticket) => inbox.fail(ticket, 'the page closed'),
+      dispose: () => dispose(),
+      deadline: () => {},
+    }
+    const events = settledBy(inbox, acts[how])
+    const options = how === 'deadline' ? { timeoutMs: 50 } : {}
+    const model = await run(askUserQuestionTool(ctx, options), JSON.stringify(ARGS))
+    assert.deepEqual(toolOutput(model), failure(code, message), how)
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['requested', 'resolved'],
+      how,
+    )
+  }
+
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider(new AutoResponder('first'))
+  const root = new Agent('root')
+  const child = new Agent('child')
+  ctx.agents.enter(root)
+  ctx.agents.enter(child, root)
+  const model = await run(askUserQuestionTool(ctx, { agent: child }), JSON.stringify(ARGS))
+  assert.equal(toolOutput(model).error.code, 'DELEGATED_CALLER')
+})
+
+test('without keyFromCallId the ask has no key', async () => {
+  const ctx = new Context()
+  /** @type {any[]} */
+  const requests = []
+  ctx.userQuestions.registerProvider({
+    async ask(request) {
+      requests.push(request)
+      return { answers: request.questions.map((q) => ({ id: q.id, selected: [] })) }
+    },
+  })
+  await run(askUserQuestionTool(ctx), JSON.stringify(ARGS))
+  assert.equal(requests.length, 1)
+  assert.equal('key' in requests[0], false)
+})
+
+test("the SDK's tool timeout withdraws the ask", async () => {
+  // The SDK's own per-call timeout (the tool's `timeoutMs` field) aborts the call's signal:
+  // the ask is withdrawn (the inbox reports `aborted`) and the model reads the SDK's message.
+  const ctx = new Context()
+  const inbox = new QuestionInbox()
+  ctx.userQuestions.registerProvider(inbox)
+  const events = settledBy(inbox, () => {})
+  const model = await run({ ...askUserQuestionTool(ctx), timeoutMs: 50 }, JSON.stringify(ARGS))
+  const [result] = model.requests[1].input.filter((/** @type {any} */ i) => i.type === 'function_call_result')
+  const output = typeof result.output === 'string' ? result.output : result.output.text
+  assert.equal(output, "Tool 'ask_user_question' timed out after 50ms.")
+  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+  assert.deepEqual(
+    events.map((e) => [e.type, e.outcome]),
+    [
+      ['requested', undefined],
+      ['resolved', 'aborted'],
+    ],
+  )
+  assert.deepEqual(inbox.pending(), [])
+})
+
+test("the journal records the run's asks", async () => {
+  // Every call the runner makes is journaled (§18) with the agent, the call id as key and the
+  // deadline; a refused call as `refused`.
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-openai-agents-'))
+  try {
+    const journal = path.join(dir, 'asks.jsonl')
+    const ctx = new Context({ journal })
+    const inbox = new QuestionInbox()
+    ctx.userQuestions.registerProvider(inbox)
+    const root = new Agent('root')
+    ctx.agents.enter(root)
+    const answer = {
+      answers: [
+        { id: 'pkg', selected: ['npm'] },
+        { id: 'ci', selected: [] },
+      ],
+    }
+    const events = settledBy(inbox, (ticket) => inbox.answer(ticket, answer))
+    const tool = askUserQuestionTool(ctx, { agent: root, timeoutMs: 600000, keyFromCallId: true })
+    await run(tool, JSON.stringify(ARGS))
+    await run(tool, '{"questions": [{"id": 1}]}')
+    ctx.dispose()
+    const lines = fs
+      .readFileSync(journal, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const { at, ms, ...rest } = JSON.parse(line)
+        return rest
+      })
+    assert.deepEqual(lines, [
+      {
+        event: 'asked',
+        ask: 1,
+        agentId: 'root',
+        key: 'call_1',
+        questions: events[0].questions, // as the provider got them
+        timeoutMs: 600000,
+      },
+      { event: 'settled', ask: 1, outcome: 'answered', answer },
+      { event: 'refused', ask: 2, agentId: 'root', code: 'INVALID_REQUEST', message: 'questions[0].id must be a string' },
+    ])
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

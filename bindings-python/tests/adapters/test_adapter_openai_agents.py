@@ -5,8 +5,10 @@ asks through the context's provider and the model receives §9's result."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
-from typing import Any, AsyncIterator, Dict, List, Optional
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 
 from agents import Agent as SdkAgent
 from agents import FunctionTool, Model, ModelResponse, RunConfig, Runner, Usage
@@ -230,3 +232,139 @@ async def test_a_cancelled_run_withdraws_the_ask() -> None:
     assert [e["type"] for e in events] == ["requested", "resolved"]
     assert events[1]["outcome"] == "aborted"
     assert inbox.pending() == []
+
+
+def settled_by(inbox: uq.QuestionInbox, act: Callable[[int], Any]) -> List[Any]:
+    """Runs ``act(ticket)`` as soon as the inbox has the question; returns the events."""
+    events: List[Any] = []
+
+    def on_event(event: Any) -> None:
+        events.append(event)
+        if event["type"] == "requested":
+            act(event["ticket"])
+
+    inbox.subscribe(on_event)
+    return events
+
+
+def settling(how: str, inbox: uq.QuestionInbox, dispose: Callable[[], Any]) -> Callable[[int], Any]:
+    """What settles the ask ``how``: the person cancelling, the page failing, the provider
+    disposed, or nothing (the deadline does)."""
+    acts: Dict[str, Callable[[int], Any]] = {
+        "cancel": inbox.cancel,
+        "fail": lambda ticket: inbox.fail(ticket, "the page closed"),
+        "dispose": lambda ticket: dispose(),
+        "deadline": lambda ticket: None,
+    }
+    return acts[how]
+
+
+async def test_every_outcome_reaches_the_model_as_the_failure_result() -> None:
+    """The person cancelling, a provider failing, the provider going away, a deadline, a
+    delegated caller: each is the failure result of §9 the model reads, never a raise."""
+    cases = [
+        ("cancel", "ASK_CANCELLED", "the user cancelled ask_user_question"),
+        ("fail", "PROVIDER_FAILED", "the page closed"),
+        (
+            "dispose",
+            "ASK_ABORTED",
+            "the user-questions provider was disposed before the user answered",
+        ),
+        ("deadline", "ASK_TIMED_OUT", "the user did not answer ask_user_question within 50 ms"),
+    ]
+    for how, code, message in cases:
+        ctx = uq.Context()
+        inbox = uq.QuestionInbox()
+        dispose = ctx.user_questions.register_provider(inbox)
+        events = settled_by(inbox, settling(how, inbox, dispose))
+        timeout = 0.05 if how == "deadline" else None
+        model = await run(ask_user_question_tool(ctx, timeout=timeout), json.dumps(ARGS))
+        assert tool_output(model) == failure(code, message), how
+        assert [e["type"] for e in events] == ["requested", "resolved"], how
+
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    root, child = uq.Agent("root"), uq.Agent("child")
+    ctx.agents.enter(root)
+    ctx.agents.enter(child, root)
+    model = await run(ask_user_question_tool(ctx, child), json.dumps(ARGS))
+    assert tool_output(model)["error"]["code"] == "DELEGATED_CALLER"
+
+
+async def test_without_key_from_call_id_the_ask_has_no_key() -> None:
+    ctx = uq.Context()
+    provider = Recording()
+    ctx.user_questions.register_provider(provider)
+    await run(ask_user_question_tool(ctx), json.dumps(ARGS))
+    (request,) = provider.requests
+    assert "key" not in request
+
+
+async def test_the_sdk_tool_timeout_withdraws_the_ask() -> None:
+    """The SDK's own per-call timeout (``FunctionTool.timeout_seconds``) cancels the call: the
+    ask is withdrawn (the inbox reports ``aborted``) and the model reads the SDK's message."""
+    ctx = uq.Context()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    events = settled_by(inbox, lambda ticket: None)
+    tool = dataclasses.replace(ask_user_question_tool(ctx), timeout_seconds=0.05)
+    model = await run(tool, json.dumps(ARGS))
+    items: List[Any] = model.inputs[1]
+    (output,) = [
+        i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
+    assert output["output"] == "Tool 'ask_user_question' timed out after 0.05 seconds."
+    assert [(e["type"], e.get("outcome")) for e in events] == [
+        ("requested", None),
+        ("resolved", "aborted"),
+    ]
+    assert inbox.pending() == []
+
+
+async def test_the_journal_records_the_runs_asks(tmp_path: Path) -> None:
+    """Every call the runner makes is journaled (§18) with the agent, the call id as key and
+    the deadline; a refused call as ``refused``; a cancelled run's ask as ``aborted``."""
+    journal = tmp_path / "asks.jsonl"
+    ctx = uq.Context(journal=str(journal))
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    root = uq.Agent("root")
+    ctx.agents.enter(root)
+    events = settled_by(
+        inbox,
+        lambda ticket: inbox.answer(
+            ticket, {"answers": [{"id": "pkg", "selected": ["npm"]}, {"id": "ci", "selected": []}]}
+        ),
+    )
+    tool = ask_user_question_tool(ctx, root, timeout=600, key_from_call_id=True)
+    await run(tool, json.dumps(ARGS))
+    await run(tool, '{"questions": [{"id": 1}]}')
+    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        del line["at"]
+        line.pop("ms", None)
+    assert lines == [
+        {
+            "event": "asked",
+            "ask": 1,
+            "agentId": "root",
+            "key": "call_1",
+            "questions": events[0]["questions"],  # as the provider got them
+            "timeoutMs": 600000,
+        },
+        {
+            "event": "settled",
+            "ask": 1,
+            "outcome": "answered",
+            "answer": {
+                "answers": [{"id": "pkg", "selected": ["npm"]}, {"id": "ci", "selected": []}]
+            },
+        },
+        {
+            "event": "refused",
+            "ask": 2,
+            "agentId": "root",
+            "code": "INVALID_REQUEST",
+            "message": "questions[0].id must be a string",
+        },
+    ]
