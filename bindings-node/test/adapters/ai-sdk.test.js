@@ -6,10 +6,11 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 
-const { generateText, isStepCount } = require('ai')
+const { generateText, isStepCount, simulateReadableStream, streamText } = require('ai')
 const { MockLanguageModelV4 } = require('ai/test')
 
 const { Agent, AskUserQuestionTool, AutoResponder, Context, QuestionInbox } = require('../..')
+const { OUTCOMES, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
 const { TOOL_NAME, askUserQuestionTool } = require('../../adapters/ai-sdk.js')
 
 const ARGS = {
@@ -77,14 +78,6 @@ function sentToModel(model) {
   assert.equal(part.type, 'tool-result')
   assert.equal(part.toolCallId, 'call_1')
   return part.output
-}
-
-function failure(code, message) {
-  return {
-    isError: true,
-    error: { name: 'UserQuestionError', code, message },
-    content: [{ type: 'text', text: `Error: ${message}` }],
-  }
 }
 
 test('the tool carries the description and parameters of §9', () => {
@@ -231,4 +224,84 @@ test('ESM code imports the named exports of user-questions/ai-sdk', () => {
     console.log(typeof askUserQuestionTool, TOOL_NAME)`
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: __dirname, encoding: 'utf8' })
   assert.equal(out.trim(), 'function ask_user_question')
+})
+
+test('every outcome reaches the model as the failure result', async () => {
+  // The person cancelling, a provider failing, the provider going away, a deadline, a
+  // delegated caller: each is the failure result of §9, sent as a `json` output, never a throw.
+  for (const [how, code, message] of OUTCOMES) {
+    const { ctx, events, options } = settlingContext(how)
+    const { result, model } = await run(askUserQuestionTool(ctx, options), JSON.stringify(ARGS))
+    assert.deepEqual(sentToModel(model), { type: 'json', value: failure(code, message) }, how)
+    assert.deepEqual(result.steps[0].toolResults[0].output, failure(code, message), how)
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['requested', 'resolved'],
+      how,
+    )
+  }
+
+  const { ctx, child } = delegatedContext()
+  const { model } = await run(askUserQuestionTool(ctx, { agent: child }), JSON.stringify(ARGS))
+  assert.equal(sentToModel(model).value.error.code, 'DELEGATED_CALLER')
+})
+
+test('without keyFromCallId the ask has no key', async () => {
+  const ctx = new Context()
+  const { requests, provider } = skipping()
+  ctx.userQuestions.registerProvider(provider)
+  await run(askUserQuestionTool(ctx), JSON.stringify(ARGS))
+  assert.equal(requests.length, 1)
+  assert.equal('key' in requests[0], false)
+})
+
+test('an empty input is the empty object to the SDK: the seam refuses it', async () => {
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider(new AutoResponder('first'))
+  const { model } = await run(askUserQuestionTool(ctx), '')
+  assert.deepEqual(sentToModel(model), { type: 'json', value: failure('INVALID_REQUEST', 'questions must be an array') })
+})
+
+test('aborting streamText withdraws the ask', async () => {
+  const ctx = new Context()
+  const inbox = new QuestionInbox()
+  ctx.userQuestions.registerProvider(inbox)
+  const controller = new AbortController()
+  const events = settledBy(inbox, () => controller.abort())
+  const model = new MockLanguageModelV4({
+    doStream: async () => ({
+      stream: simulateReadableStream({
+        chunks: [
+          { type: 'stream-start', warnings: [] },
+          { type: 'tool-call', toolCallId: 'call_1', toolName: TOOL_NAME, input: JSON.stringify(ARGS) },
+          { type: 'finish', finishReason: { unified: 'tool-calls', raw: undefined }, usage: USAGE },
+        ],
+      }),
+    }),
+  })
+  /** @type {unknown[]} */
+  const errors = []
+  const result = streamText({
+    model,
+    tools: { [TOOL_NAME]: askUserQuestionTool(ctx) },
+    prompt: 'Set up the project.',
+    stopWhen: isStepCount(2),
+    abortSignal: controller.signal,
+    onError: ({ error }) => errors.push(error),
+  })
+  /** @type {string[]} */
+  const parts = []
+  // The stream ends with the SDK's abort part, not a rejection; no tool result is streamed.
+  for await (const part of result.fullStream) parts.push(part.type)
+  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+  assert.deepEqual(
+    events.map((e) => [e.type, e.outcome]),
+    [
+      ['requested', undefined],
+      ['resolved', 'aborted'],
+    ],
+  )
+  assert.deepEqual(inbox.pending(), [])
+  assert.deepEqual(parts, ['start', 'start-step', 'tool-call', 'abort'])
+  assert.deepEqual(errors, [])
 })

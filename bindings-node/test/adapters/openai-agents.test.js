@@ -9,6 +9,7 @@ const assert = require('node:assert/strict')
 const { Agent: SdkAgent, Runner, Usage } = require('@openai/agents')
 
 const { Agent, AskUserQuestionTool, AutoResponder, Context, QuestionInbox } = require('../..')
+const { OUTCOMES, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
 const { askUserQuestionTool } = require('../../adapters/openai-agents.js')
 
 const ARGS = {
@@ -94,14 +95,6 @@ async function run(tool, args) {
   const result = await runner.run(agent, 'Set up the project.')
   assert.equal(result.finalOutput, 'done')
   return model
-}
-
-function failure(code, message) {
-  return {
-    isError: true,
-    error: { name: 'UserQuestionError', code, message },
-    content: [{ type: 'text', text: `Error: ${message}` }],
-  }
 }
 
 test('the function tool has the definition of §9', () => {
@@ -231,43 +224,11 @@ test('ESM code imports the named exports of user-questions/openai-agents', () =>
   assert.equal(out.trim(), 'function function')
 })
 
-/**
- * Runs `act(ticket)` as soon as the inbox has the question; returns the events.
- * @param {QuestionInbox} inbox
- * @param {(ticket: number) => unknown} act
- */
-function settledBy(inbox, act) {
-  /** @type {any[]} */
-  const events = []
-  inbox.subscribe((event) => {
-    events.push(event)
-    if (event.type === 'requested') act(event.ticket)
-  })
-  return events
-}
-
 test('every outcome reaches the model as the failure result', async () => {
   // The person cancelling, a provider failing, the provider going away, a deadline, a
   // delegated caller: each is the failure result of §9 the model reads, never a throw.
-  const cases = [
-    ['cancel', 'ASK_CANCELLED', 'the user cancelled ask_user_question'],
-    ['fail', 'PROVIDER_FAILED', 'the page closed'],
-    ['dispose', 'ASK_ABORTED', 'the user-questions provider was disposed before the user answered'],
-    ['deadline', 'ASK_TIMED_OUT', 'the user did not answer ask_user_question within 50 ms'],
-  ]
-  for (const [how, code, message] of cases) {
-    const ctx = new Context()
-    const inbox = new QuestionInbox()
-    const dispose = ctx.userQuestions.registerProvider(inbox)
-    /** @type {Record<string, (ticket: number) => unknown>} */
-    const acts = {
-      cancel: (ticket) => inbox.cancel(ticket),
-      fail: (ticket) => inbox.fail(ticket, 'the page closed'),
-      dispose: () => dispose(),
-      deadline: () => {},
-    }
-    const events = settledBy(inbox, acts[how])
-    const options = how === 'deadline' ? { timeoutMs: 50 } : {}
+  for (const [how, code, message] of OUTCOMES) {
+    const { ctx, events, options } = settlingContext(how)
     const model = await run(askUserQuestionTool(ctx, options), JSON.stringify(ARGS))
     assert.deepEqual(toolOutput(model), failure(code, message), how)
     assert.deepEqual(
@@ -277,26 +238,15 @@ test('every outcome reaches the model as the failure result', async () => {
     )
   }
 
-  const ctx = new Context()
-  ctx.userQuestions.registerProvider(new AutoResponder('first'))
-  const root = new Agent('root')
-  const child = new Agent('child')
-  ctx.agents.enter(root)
-  ctx.agents.enter(child, root)
+  const { ctx, child } = delegatedContext()
   const model = await run(askUserQuestionTool(ctx, { agent: child }), JSON.stringify(ARGS))
   assert.equal(toolOutput(model).error.code, 'DELEGATED_CALLER')
 })
 
 test('without keyFromCallId the ask has no key', async () => {
   const ctx = new Context()
-  /** @type {any[]} */
-  const requests = []
-  ctx.userQuestions.registerProvider({
-    async ask(request) {
-      requests.push(request)
-      return { answers: request.questions.map((q) => ({ id: q.id, selected: [] })) }
-    },
-  })
+  const { requests, provider } = skipping()
+  ctx.userQuestions.registerProvider(provider)
   await run(askUserQuestionTool(ctx), JSON.stringify(ARGS))
   assert.equal(requests.length, 1)
   assert.equal('key' in requests[0], false)
