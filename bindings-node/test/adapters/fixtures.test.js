@@ -93,8 +93,10 @@ test('every elicitation schema is one the MCP SDK accepts as a form request', ()
 test('the adapters load no framework until used', () => {
   const { execFileSync } = require('node:child_process')
   const code = `
+    const path = require('node:path')
+    const adapters = path.join(path.dirname(require.resolve('user-questions')), 'adapters') + path.sep
     require('user-questions')
-    const before = Object.keys(require.cache).filter((f) => f.includes('adapters') || f.includes('@modelcontextprotocol'))
+    const before = Object.keys(require.cache).filter((f) => f.startsWith(adapters) || f.includes('@modelcontextprotocol'))
     require('user-questions/claude'); require('user-questions/codex'); require('user-questions/mcp')
     const sdk = Object.keys(require.cache).filter((f) => f.includes('@modelcontextprotocol'))
     console.log(JSON.stringify({ before, sdk }))`
