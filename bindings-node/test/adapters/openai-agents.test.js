@@ -323,3 +323,33 @@ test("the journal records the run's asks", async () => {
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a call that needs approval asks only once approved', async () => {
+  // The SDK's approval flow (`needsApproval`): the run stops with the call as an interruption
+  // and nobody is asked; approved, the resumed run asks with the call id as key; rejected,
+  // nobody is asked and the model reads the SDK's rejection.
+  for (const approve of [true, false]) {
+    const ctx = new Context()
+    const { requests, provider } = skipping()
+    ctx.userQuestions.registerProvider(provider)
+    const tool = { ...askUserQuestionTool(ctx, { keyFromCallId: true }), needsApproval: async () => true }
+    const model = new FakeModel(JSON.stringify(ARGS))
+    const agent = new SdkAgent({ name: 'assistant', model, tools: [tool] })
+    let result = await runner.run(agent, 'Set up the project.')
+    assert.equal(result.interruptions.length, 1)
+    assert.deepEqual(requests, [])
+    if (approve) result.state.approve(result.interruptions[0])
+    else result.state.reject(result.interruptions[0])
+    result = await runner.run(agent, result.state)
+    assert.equal(result.finalOutput, 'done')
+    if (approve) {
+      assert.equal(requests.length, 1)
+      assert.equal(requests[0].key, 'call_1')
+      assert.deepEqual(toolOutput(model).value.answers[0], { id: 'pkg', selected: [] })
+    } else {
+      assert.deepEqual(requests, [])
+      const [output] = model.requests[1].input.filter((/** @type {any} */ i) => i.type === 'function_call_result')
+      assert.equal(typeof output.output === 'string' ? output.output : output.output.text, 'Tool execution was not approved.')
+    }
+  }
+})

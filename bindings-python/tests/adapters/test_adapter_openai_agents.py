@@ -368,3 +368,39 @@ async def test_the_journal_records_the_runs_asks(tmp_path: Path) -> None:
             "message": "questions[0].id must be a string",
         },
     ]
+
+
+async def test_a_call_that_needs_approval_asks_only_once_approved() -> None:
+    """The SDK's approval flow (``needs_approval``): the run stops with the call as an
+    interruption and nobody is asked; approved, the resumed run asks with the call id as key;
+    rejected, nobody is asked and the model reads the SDK's rejection."""
+    for approve in (True, False):
+        ctx = uq.Context()
+        provider = Recording()
+        ctx.user_questions.register_provider(provider)
+        tool = dataclasses.replace(
+            ask_user_question_tool(ctx, key_from_call_id=True), needs_approval=True
+        )
+        model = FakeModel(json.dumps(ARGS))
+        agent = SdkAgent(name="assistant", model=model, tools=[tool])
+        result = await Runner.run(agent, "Set up the project.", run_config=NO_TRACING)
+        (interruption,) = result.interruptions
+        assert provider.requests == []
+        state = result.to_state()
+        if approve:
+            state.approve(interruption)
+        else:
+            state.reject(interruption)
+        result = await Runner.run(agent, state, run_config=NO_TRACING)
+        assert result.final_output == "done"
+        if approve:
+            (request,) = provider.requests
+            assert request["key"] == "call_1"
+            assert tool_output(model)["value"]["answers"][0]["custom"] == "later"
+        else:
+            assert provider.requests == []
+            items: List[Any] = model.inputs[1]
+            (output,) = [
+                i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
+            ]
+            assert output["output"] == "Tool execution was not approved."
