@@ -10,7 +10,7 @@ const { generateText, isStepCount, simulateReadableStream, streamText } = requir
 const { MockLanguageModelV4 } = require('ai/test')
 
 const { Agent, AskUserQuestionTool, AutoResponder, Context, QuestionInbox } = require('../..')
-const { OUTCOMES, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
+const { OUTCOMES, assertWithdrawn, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
 const { TOOL_NAME, askUserQuestionTool } = require('../../adapters/ai-sdk.js')
 
 const ARGS = {
@@ -293,15 +293,7 @@ test('aborting streamText withdraws the ask', async () => {
   const parts = []
   // The stream ends with the SDK's abort part, not a rejection; no tool result is streamed.
   for await (const part of result.fullStream) parts.push(part.type)
-  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
-  assert.deepEqual(
-    events.map((e) => [e.type, e.outcome]),
-    [
-      ['requested', undefined],
-      ['resolved', 'aborted'],
-    ],
-  )
-  assert.deepEqual(inbox.pending(), [])
+  await assertWithdrawn(inbox, events)
   assert.deepEqual(parts, ['start', 'start-step', 'tool-call', 'abort'])
   assert.deepEqual(errors, [])
 })

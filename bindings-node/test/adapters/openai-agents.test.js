@@ -9,7 +9,7 @@ const assert = require('node:assert/strict')
 const { Agent: SdkAgent, Runner, Usage } = require('@openai/agents')
 
 const { Agent, AskUserQuestionTool, AutoResponder, Context, QuestionInbox } = require('../..')
-const { OUTCOMES, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
+const { OUTCOMES, assertWithdrawn, delegatedContext, failure, settledBy, settlingContext, skipping } = require('../fixtures/outcomes.js')
 const { askUserQuestionTool } = require('../../adapters/openai-agents.js')
 
 const ARGS = {
@@ -29,7 +29,10 @@ const ARGS = {
   ],
 }
 
-/** Answers the first turn with one function call and the next with a message. */
+/**
+ * Answers the first turn with one function call and the next with a message (streamed as one
+ * `response_done` event when the run streams).
+ */
 class FakeModel {
   /** @param {string} args */
   constructor(args, callId = 'call_1') {
@@ -71,9 +74,10 @@ class FakeModel {
     }
   }
 
-  // eslint-disable-next-line require-yield
-  async *getStreamedResponse() {
-    throw new Error('the tests do not stream')
+  /** The same turn as one `response_done` event. @param {any} request */
+  async *getStreamedResponse(request) {
+    const { usage, output } = await this.getResponse(request)
+    yield { type: 'response_done', response: { id: 'resp_1', usage, output } }
   }
 }
 
@@ -263,15 +267,7 @@ test("the SDK's tool timeout withdraws the ask", async () => {
   const [result] = model.requests[1].input.filter((/** @type {any} */ i) => i.type === 'function_call_result')
   const output = typeof result.output === 'string' ? result.output : result.output.text
   assert.equal(output, "Tool 'ask_user_question' timed out after 50ms.")
-  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
-  assert.deepEqual(
-    events.map((e) => [e.type, e.outcome]),
-    [
-      ['requested', undefined],
-      ['resolved', 'aborted'],
-    ],
-  )
-  assert.deepEqual(inbox.pending(), [])
+  await assertWithdrawn(inbox, events)
 })
 
 test("the journal records the run's asks", async () => {
@@ -352,4 +348,22 @@ test('a call that needs approval asks only once approved', async () => {
       assert.equal(typeof output.output === 'string' ? output.output : output.output.text, 'Tool execution was not approved.')
     }
   }
+})
+
+test('an aborted streamed run withdraws the ask', async () => {
+  const ctx = new Context()
+  const inbox = new QuestionInbox()
+  ctx.userQuestions.registerProvider(inbox)
+  const controller = new AbortController()
+  const events = settledBy(inbox, () => controller.abort())
+  const model = new FakeModel(JSON.stringify(ARGS))
+  const agent = new SdkAgent({ name: 'assistant', model, tools: [askUserQuestionTool(ctx)] })
+  const result = await runner.run(agent, 'Set up the project.', { stream: true, signal: controller.signal })
+  /** @type {string[]} */
+  const kinds = []
+  for await (const event of result) kinds.push(event.type)
+  assert.ok(kinds.includes('run_item_stream_event'))
+  assert.equal(result.cancelled, true)
+  await assertWithdrawn(inbox, events)
+  assert.equal(model.requests.length, 1)
 })

@@ -13,6 +13,8 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 from agents import Agent as SdkAgent
 from agents import FunctionTool, Model, ModelResponse, RunConfig, Runner, Usage
 from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
@@ -43,8 +45,8 @@ ARGS: Dict[str, Any] = {
 
 
 class FakeModel(Model):
-    """Answers the first turn with one function call and the next with a message; records
-    every input it was given."""
+    """Answers the first turn with one function call and the next with a message (streamed as
+    one completed-response event when the run streams); records every input it was given."""
 
     def __init__(self, arguments: str, call_id: str = "call_1") -> None:
         self.arguments = arguments
@@ -84,8 +86,22 @@ class FakeModel(Model):
         )
         return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError("the tests do not stream")
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The same turn as one completed-response event."""
+        turn = await self.get_response(*args, **kwargs)
+        response = Response(
+            id="resp_1",
+            created_at=0,
+            model="fake",
+            object="response",
+            output=turn.output,
+            parallel_tool_calls=False,
+            tool_choice="auto",
+            tools=[],
+        )
+        yield ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=0
+        )
 
 
 def tool_output(model: FakeModel) -> Dict[str, Any]:
@@ -404,3 +420,25 @@ async def test_a_call_that_needs_approval_asks_only_once_approved() -> None:
                 i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
             ]
             assert output["output"] == "Tool execution was not approved."
+
+
+async def test_a_cancelled_streamed_run_withdraws_the_ask() -> None:
+    """``Runner.run_streamed`` cancelled (``result.cancel()``) while the person is asked: the
+    ask is withdrawn, the stream ends."""
+    ctx = uq.Context()
+    inbox = uq.QuestionInbox()
+    ctx.user_questions.register_provider(inbox)
+    model = FakeModel(json.dumps(ARGS))
+    agent = SdkAgent(name="assistant", model=model, tools=[ask_user_question_tool(ctx)])
+    result = Runner.run_streamed(agent, "Set up the project.", run_config=NO_TRACING)
+    events = settled_by(inbox, lambda ticket: result.cancel())
+    kinds = [event.type async for event in result.stream_events()]
+    assert "run_item_stream_event" in kinds
+    while len(events) < 2:
+        await asyncio.sleep(0.01)
+    assert [(e["type"], e.get("outcome")) for e in events] == [
+        ("requested", None),
+        ("resolved", "aborted"),
+    ]
+    assert inbox.pending() == []
+    assert len(model.inputs) == 1
