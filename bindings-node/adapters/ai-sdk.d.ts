@@ -1,6 +1,6 @@
 // `ask_user_question` as a Vercel AI SDK tool (docs/reference.md §21).
 import type { Tool } from 'ai'
-import type { Agent, Context, ToolResult } from '../index'
+import type { Agent, Context, ToolResult, UserQuestionService } from '../index'
 
 /** The name to give the tool in `tools`: `ask_user_question`. */
 export declare const TOOL_NAME: 'ask_user_question'
@@ -19,11 +19,12 @@ export type AskUserQuestionArgs = {
 
 /**
  * `ask_user_question` (§9's description and parameters as `jsonSchema`) as an AI SDK `tool()`
- * that asks through `ctx`'s provider and resolves with §9's tool result. `agent`: the live root
+ * that asks through the provider of `ctx` (a context or its `userQuestions`) and resolves with
+ * §9's tool result. `agent`: the live root
  * agent (§5); `timeoutMs`: every ask's deadline (§16); `keyFromCallId`: the tool call id is each
  * ask's `key` (§20).
  */
 export declare function askUserQuestionTool(
-  ctx: Context,
+  ctx: Context | UserQuestionService,
   options?: { agent?: Agent; timeoutMs?: number; keyFromCallId?: boolean },
 ): Tool<AskUserQuestionArgs, ToolResult>

@@ -12,10 +12,11 @@
 
 const { jsonSchema, tool } = require('ai')
 
-const { AskUserQuestionTool } = require('../lib/tool.js')
+const { toolFor } = require('../lib/tool.js')
 
 /**
  * @typedef {import('../index').Context} Context
+ * @typedef {import('../index').UserQuestionService} UserQuestionService
  * @typedef {import('../index').Agent} Agent
  * @typedef {import('../index').ToolResult} ToolResult
  */
@@ -27,11 +28,11 @@ const TOOL_NAME = 'ask_user_question'
  * `ask_user_question` as an AI SDK tool asking through `ctx`'s provider. `agent`: the live root
  * agent the asks are made for (§5); `timeoutMs`: every ask's deadline (§16); `keyFromCallId`:
  * each ask's `key` (§20) is the model's tool call id (only for models whose ids are unique).
- * @param {Context} ctx
+ * @param {Context | UserQuestionService} ctx
  * @param {{ agent?: Agent, timeoutMs?: number, keyFromCallId?: boolean }} [options]
  */
 function askUserQuestionTool(ctx, options = {}) {
-  const seam = new AskUserQuestionTool(/** @type {any} */ (ctx))
+  const seam = toolFor(ctx, 'askUserQuestionTool')
   const { description, parameters } = seam.definition
   return tool({
     description,

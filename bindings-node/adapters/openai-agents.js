@@ -13,10 +13,11 @@
 
 const { tool } = require('@openai/agents')
 
-const { AskUserQuestionTool } = require('../lib/tool.js')
+const { toolFor } = require('../lib/tool.js')
 
 /**
  * @typedef {import('../index').Context} Context
+ * @typedef {import('../index').UserQuestionService} UserQuestionService
  * @typedef {import('../index').Agent} Agent
  * @typedef {import('../index').ToolResult} ToolResult
  */
@@ -35,11 +36,11 @@ function resultText(result) {
  * (§16); `keyFromCallId`: each ask's `key` (§20) is the model's call id, so a hub resumes the
  * same question when a run is retried with the same call (only for models whose call ids are
  * unique).
- * @param {Context} ctx
+ * @param {Context | UserQuestionService} ctx
  * @param {{ agent?: Agent, timeoutMs?: number, keyFromCallId?: boolean }} [options]
  */
 function askUserQuestionTool(ctx, options = {}) {
-  const seam = new AskUserQuestionTool(/** @type {any} */ (ctx))
+  const seam = toolFor(ctx, 'askUserQuestionTool')
   const { name, description, parameters } = seam.definition
   return tool({
     name,

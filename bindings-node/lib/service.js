@@ -176,6 +176,13 @@ function wireKey(key) {
   return isText(key) ? key : false
 }
 
+/**
+ * The native context of a `userQuestions` service (for the framework adapters, which take a
+ * context or its `userQuestions`); set by the class.
+ * @type {(service: object) => native.NativeContext}
+ */
+let serviceNativeOf
+
 /** The `userQuestions` service of one context. */
 class UserQuestionService {
   /** @type {native.NativeContext} */
@@ -423,6 +430,10 @@ class UserQuestionService {
     }
     return withDispose(() => registration.dispose())
   }
+
+  static {
+    serviceNativeOf = (service) => /** @type {UserQuestionService} */ (service).#native
+  }
 }
 
-module.exports = { UserQuestionService, inFlight, journalOpened, refuse, wireKey, wireNumber }
+module.exports = { UserQuestionService, inFlight, journalOpened, refuse, serviceNativeOf, wireKey, wireNumber }

@@ -6,7 +6,7 @@ const native = require('../native.js')
 const { linkSignal } = require('./abort.js')
 const { Context, contextNativeOf } = require('./context.js')
 const { UNREADABLE, callNative, describe, field, invalidArgument, toJson } = require('./errors.js')
-const { inFlight, refuse, wireKey, wireNumber } = require('./service.js')
+const { UserQuestionService, inFlight, refuse, serviceNativeOf, wireKey, wireNumber } = require('./service.js')
 
 const TOOL_DEFINITION_JSON = native.toolDefinitionJson()
 
@@ -19,6 +19,9 @@ function failureResult(code, message) {
   return JSON.parse(native.toolFailureResultJson(code, message))
 }
 
+/** The key under which `toolFor` hands the constructor a service's context (module-private). */
+const FROM_SERVICE = Symbol('the context of a userQuestions service')
+
 /** The model-facing tool `ask_user_question` over one context. */
 class AskUserQuestionTool {
   /** @type {native.NativeContext} */
@@ -26,8 +29,13 @@ class AskUserQuestionTool {
 
   /** @param {Context} ctx */
   constructor(ctx) {
-    if (!(ctx instanceof Context)) throw invalidArgument('AskUserQuestionTool needs a Context')
-    this.#native = contextNativeOf(ctx)
+    if (ctx instanceof Context) {
+      this.#native = contextNativeOf(ctx)
+    } else if (typeof ctx === 'object' && ctx !== null && FROM_SERVICE in ctx) {
+      this.#native = /** @type {any} */ (ctx)[FROM_SERVICE]
+    } else {
+      throw invalidArgument('AskUserQuestionTool needs a Context')
+    }
   }
 
   /** `ask_user_question` */
@@ -113,6 +121,20 @@ class AskUserQuestionTool {
 }
 
 /**
+ * The tool over a context or its `userQuestions` (what the framework adapters take, as in
+ * Python); anything else is INVALID_ARGUMENT, `<who> needs a Context or its userQuestions`.
+ * @param {unknown} target
+ * @param {string} who
+ */
+function toolFor(target, who) {
+  if (target instanceof Context) return new AskUserQuestionTool(/** @type {any} */ (target))
+  if (target instanceof UserQuestionService) {
+    return new AskUserQuestionTool(/** @type {any} */ ({ [FROM_SERVICE]: serviceNativeOf(target) }))
+  }
+  throw invalidArgument(`${who} needs a Context or its userQuestions`)
+}
+
+/**
  * Checks `answer` against `questions` (§6). Returns nothing when it fits; throws
  * `BAD_ANSWER` with the reason when it does not (`INVALID_REQUEST` for malformed questions).
  * @param {unknown} questions
@@ -124,4 +146,4 @@ function validateAnswer(questions, answer) {
   callNative(() => native.validateAnswer(q, a))
 }
 
-module.exports = { AskUserQuestionTool, validateAnswer }
+module.exports = { AskUserQuestionTool, toolFor, validateAnswer }

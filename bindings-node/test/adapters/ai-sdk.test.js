@@ -297,3 +297,19 @@ test('aborting streamText withdraws the ask', async () => {
   assert.deepEqual(parts, ['start', 'start-step', 'tool-call', 'abort'])
   assert.deepEqual(errors, [])
 })
+
+test('the tool takes a context or its userQuestions, and nothing else', async () => {
+  // As in Python: `ctx.userQuestions` was refused ('AskUserQuestionTool needs a Context').
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider(new AutoResponder('first'))
+  for (const target of [ctx, ctx.userQuestions]) {
+    const { model } = await run(askUserQuestionTool(target), JSON.stringify(ARGS))
+    assert.equal(sentToModel(model).value.isError, false)
+  }
+  for (const wrong of [{}, null, ctx.agents]) {
+    assert.throws(() => askUserQuestionTool(/** @type {any} */ (wrong)), {
+      code: 'INVALID_ARGUMENT',
+      message: 'askUserQuestionTool needs a Context or its userQuestions',
+    })
+  }
+})

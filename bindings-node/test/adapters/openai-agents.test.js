@@ -367,3 +367,19 @@ test('an aborted streamed run withdraws the ask', async () => {
   await assertWithdrawn(inbox, events)
   assert.equal(model.requests.length, 1)
 })
+
+test('the tool takes a context or its userQuestions, and nothing else', async () => {
+  // As in Python: `ctx.userQuestions` was refused ('AskUserQuestionTool needs a Context').
+  const ctx = new Context()
+  ctx.userQuestions.registerProvider(new AutoResponder('first'))
+  for (const target of [ctx, ctx.userQuestions]) {
+    const model = await run(askUserQuestionTool(target), JSON.stringify(ARGS))
+    assert.equal(toolOutput(model).isError, false)
+  }
+  for (const wrong of [{}, null, ctx.agents]) {
+    assert.throws(() => askUserQuestionTool(/** @type {any} */ (wrong)), {
+      code: 'INVALID_ARGUMENT',
+      message: 'askUserQuestionTool needs a Context or its userQuestions',
+    })
+  }
+})

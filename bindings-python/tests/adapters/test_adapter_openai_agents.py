@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 
+import pytest
 from agents import Agent as SdkAgent
 from agents import FunctionTool, Model, ModelResponse, RunConfig, Runner, Usage
 from openai.types.responses import (
@@ -442,3 +443,20 @@ async def test_a_cancelled_streamed_run_withdraws_the_ask() -> None:
     ]
     assert inbox.pending() == []
     assert len(model.inputs) == 1
+
+
+async def test_the_tool_takes_a_context_or_its_user_questions_and_nothing_else() -> None:
+    """As in Node: a context or its ``user_questions``; anything else is ``INVALID_ARGUMENT``
+    at once (it was an ``AttributeError``)."""
+    ctx = uq.Context()
+    ctx.user_questions.register_provider(uq.AutoResponder("first"))
+    for target in (ctx, ctx.user_questions):
+        model = await run(ask_user_question_tool(target), json.dumps(ARGS))
+        assert tool_output(model)["isError"] is False
+    for wrong in (object(), None, ctx.agents):
+        with pytest.raises(uq.UserQuestionError) as caught:
+            ask_user_question_tool(wrong)  # type: ignore[arg-type]
+        assert (caught.value.code, caught.value.message) == (
+            "INVALID_ARGUMENT",
+            "ask_user_question_tool needs a Context or its user_questions",
+        )

@@ -23,6 +23,7 @@ from agents.tool_context import ToolContext
 
 from .. import _native
 from .._context import Context, UserQuestionService, _outcome
+from .._errors import UserQuestionError
 from .._native import Agent
 from .._types import ToolResult
 
@@ -43,14 +44,21 @@ def ask_user_question_tool(
     timeout: Optional[float] = None,
     key_from_call_id: bool = False,
 ) -> FunctionTool:
-    """``ask_user_question`` as a ``FunctionTool`` that asks through ``ctx``'s provider.
+    """``ask_user_question`` as a ``FunctionTool`` that asks through the provider of ``ctx`` (a
+    context or its ``user_questions``; anything else is ``INVALID_ARGUMENT``).
 
     ``agent`` is the live root agent the asks are made for (§5; checked on every call);
     ``timeout`` (seconds) is every ask's deadline (§16); with ``key_from_call_id`` each ask's
     ``key`` (§20) is the model's tool call id, so a hub resumes the same question when the
     run is retried with the same call (only for models whose call ids are unique)."""
-    service = ctx.user_questions if isinstance(ctx, Context) else ctx
-    native = service._native
+    if isinstance(ctx, Context):
+        native = ctx.user_questions._native
+    elif isinstance(ctx, UserQuestionService):
+        native = ctx._native
+    else:
+        raise UserQuestionError(
+            "ask_user_question_tool needs a Context or its user_questions", "INVALID_ARGUMENT"
+        )
 
     async def invoke(tool_context: ToolContext[Any], arguments: str) -> str:
         key = None
