@@ -70,9 +70,9 @@ async function run(tool, input) {
   return { result, model }
 }
 
-/** The tool result part the model was sent on its second call. */
-function sentToModel(model) {
-  const prompt = model.doGenerateCalls[1].prompt
+/** The tool result part the model was sent on its second call (or call number `call`). */
+function sentToModel(model, call = 1) {
+  const prompt = model.doGenerateCalls[call].prompt
   const [message] = prompt.filter((/** @type {any} */ m) => m.role === 'tool')
   const [part] = message.content
   assert.equal(part.type, 'tool-result')
@@ -311,5 +311,40 @@ test('the tool takes a context or its userQuestions, and nothing else', async ()
       code: 'INVALID_ARGUMENT',
       message: 'askUserQuestionTool needs a Context or its userQuestions',
     })
+  }
+})
+
+test('a call that needs approval asks only once approved', async () => {
+  // The SDK's approval flow (`needsApproval`): generateText stops with an approval request and
+  // nobody is asked; approved, the next call asks with the call id as key and the model reads
+  // the answer; denied, nobody is asked and the model reads the SDK's `execution-denied`.
+  for (const approved of [true, false]) {
+    const ctx = new Context()
+    const { requests, provider } = skipping()
+    ctx.userQuestions.registerProvider(provider)
+    const tools = { [TOOL_NAME]: { ...askUserQuestionTool(ctx, { keyFromCallId: true }), needsApproval: true } }
+    const model = mockModel(JSON.stringify(ARGS))
+    const first = await generateText({ model, tools, prompt: 'Set up the project.', stopWhen: isStepCount(2) })
+    const request = first.content.find((/** @type {any} */ part) => part.type === 'tool-approval-request')
+    assert.ok(request)
+    assert.deepEqual(requests, [])
+    const response = { type: 'tool-approval-response', approvalId: request.approvalId, approved, reason: 'not now' }
+    const messages = [
+      { role: 'user', content: 'Set up the project.' },
+      ...first.response.messages,
+      { role: 'tool', content: [response] },
+    ]
+    const second = await generateText({ model, tools, messages: /** @type {any} */ (messages), stopWhen: isStepCount(2) })
+    assert.equal(second.text, 'done')
+    const output = sentToModel(model, model.doGenerateCalls.length - 1)
+    if (approved) {
+      assert.equal(requests.length, 1)
+      assert.equal(requests[0].key, 'call_1')
+      assert.equal(output.type, 'json')
+      assert.deepEqual(output.value.value.answers[0], { id: 'pkg', selected: [] })
+    } else {
+      assert.deepEqual(requests, [])
+      assert.deepEqual(output, { type: 'execution-denied', reason: 'not now' })
+    }
   }
 })
