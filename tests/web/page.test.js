@@ -618,6 +618,40 @@ describe('the question page', () => {
     await context.close();
   });
 
+  it('keeps retrying a stream the browser gave up on (a proxy answering 502) and says when it has been a while', async () => {
+    const own = await Server.start();
+    const context = await browser.newContext();
+    try {
+      await retriesUntilLive(context, own);
+    } finally {
+      await context.close();
+      await own.stop();
+    }
+  });
+
+  /** The test above: a page on `own` whose event streams a proxy refuses until it stops. */
+  async function retriesUntilLive(context, own) {
+    const page = await context.newPage();
+    await page.clock.install();
+    // A proxy in front of a server that is away: the browser closes an event stream that gets
+    // a 502 and never retries it by itself; the page must.
+    let refused = 0;
+    await page.route('**/api/v1/events', (route) => {
+      refused += 1;
+      return route.fulfill({ status: 502, contentType: 'text/plain', body: 'Bad Gateway' });
+    });
+    await page.goto(own.url);
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'Disconnected. Retrying…');
+    await page.clock.fastForward(20000);
+    await page.waitForFunction(() => /may have stopped/.test(document.getElementById('status').textContent), null, { timeout: 20000 });
+    assert.ok(refused >= 2, `the page opened ${refused} stream(s): it did not retry`);
+    // The server is reachable again: the next retry opens a live stream.
+    await page.unroute('**/api/v1/events');
+    await page.clock.fastForward(4000);
+    await page.waitForSelector('#status.ok');
+    assert.equal(await page.locator('#status').textContent(), 'Live: new questions appear by themselves.');
+  }
+
   it('asks for the token when opened without it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

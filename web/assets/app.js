@@ -627,10 +627,11 @@ let lostSince = null;
 /** After this long without the server, the status says it may be gone for good. */
 const LONG_LOST_MS = 15000;
 
+const LONG_LOST_TEXT =
+  'Cannot reach the server (the program that asked, or the hub): it may have stopped. This page reconnects when it is back.';
+
 function lostText() {
-  if (lostSince !== null && Date.now() - lostSince >= LONG_LOST_MS) {
-    return 'Cannot reach the server (the program that asked, or the hub): it may have stopped. This page reconnects when it is back.';
-  }
+  if (lostSince !== null && Date.now() - lostSince >= LONG_LOST_MS) return LONG_LOST_TEXT;
   return 'Connection lost. Reconnecting…';
 }
 
@@ -656,8 +657,9 @@ function connect() {
       setStatus(lostText(), 'bad');
       return;
     }
-    // The browser gave up on this stream (the server refused or is gone): find out why.
-    setStatus('Disconnected. Retrying…', 'bad');
+    // The browser gave up on this stream (the server refused, or a proxy answered for it while
+    // it is gone): find out why, and try again. Gone a while, the status says so, as above.
+    setStatus(lostText() === LONG_LOST_TEXT ? LONG_LOST_TEXT : 'Disconnected. Retrying…', 'bad');
     fetchPending().then((pending) => {
       if (pending === UNAUTHORIZED) return;
       setTimeout(() => {
