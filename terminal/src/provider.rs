@@ -374,12 +374,15 @@ impl UserQuestionProvider for TerminalProvider {
             });
         }
         let listener = request.signal.on_abort(move || {
+            // The terminal thread hears of the withdrawal first: an asker that resumes and
+            // disposes the provider at once (uq does, before printing) then queues its
+            // shutdown behind it, so the screen is left with its notice, never without.
+            let _ = tx.send(Msg::Withdraw(id));
             // Unless the person's answer was claimed first, the withdrawal settles the ask
-            // now (whatever the terminal thread is doing), then leaves the screen or queue.
+            // now (whatever the terminal thread is doing).
             if let Some(reply) = withdrawn.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 let _ = reply.send(Err(UserQuestionError::aborted()));
             }
-            let _ = tx.send(Msg::Withdraw(id));
         });
         Box::pin(async move {
             let _guard = ListenerGuard(Some(listener));
