@@ -100,7 +100,7 @@ mod tests {
     }
 
     fn check(qs: &[AskUserQuestionItem], items: Vec<AskUserQuestionAnswerItem>) -> Result<()> {
-        validate_answer(qs, &AskUserQuestionAnswer { answers: items })
+        validate_answer(qs, &AskUserQuestionAnswer::new(items))
     }
 
     #[test]

@@ -91,9 +91,7 @@ impl AutoResponder {
 
     /// The answer this responder gives to `questions`.
     pub fn answer(&self, questions: &[AskUserQuestionItem]) -> AskUserQuestionAnswer {
-        AskUserQuestionAnswer {
-            answers: questions.iter().map(|q| self.answer_one(q)).collect(),
-        }
+        AskUserQuestionAnswer::new(questions.iter().map(|q| self.answer_one(q)).collect())
     }
 
     fn answer_one(&self, question: &AskUserQuestionItem) -> AskUserQuestionAnswerItem {

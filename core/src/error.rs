@@ -182,6 +182,8 @@ pub mod messages {
     pub const BAD_TIMEOUT: &str = "timeoutMs must be an integer from 1 to 2147483647";
     /// §20: a `key` that is empty or longer than 256 characters.
     pub const BAD_KEY: &str = "key must be a non-empty string of at most 256 characters";
+    /// §23: a request's `to` that is not a list of 1 to 32 names of 1 to 64 characters.
+    pub const BAD_TO: &str = "to must be a list of 1 to 32 person or group names";
     /// §17: `review_plan` with an empty plan.
     pub const EMPTY_PLAN: &str = "review_plan requires a plan";
 

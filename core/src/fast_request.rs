@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, Ma
 
 use crate::deadline::check_timeout_ms;
 use crate::limits;
-use crate::request::{AskUserQuestionRequest, check_key};
+use crate::request::{AskUserQuestionRequest, check_key, check_to};
 use crate::types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
     AskUserQuestionOption,
@@ -85,6 +85,8 @@ struct Request {
     timeout_ms: Option<i64>,
     #[serde(default, deserialize_with = "present")]
     key: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    to: Option<Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -156,15 +158,22 @@ pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
     if let Some(key) = &request.key {
         check_key(key).ok()?;
     }
+    if let Some(to) = &request.to {
+        check_to(to).ok()?;
+    }
     let mut parsed = AskUserQuestionRequest::new(questions);
     parsed.timeout = timeout;
     parsed.key = request.key;
+    parsed.to = request.to;
     Some(parsed)
 }
 
 #[derive(serde::Deserialize)]
 struct Answer {
     answers: Vec<MapOnly<AnswerItem>>,
+    /// Present: the untyped parser reads it (an answer from a person's server, rare).
+    #[serde(default, deserialize_with = "present")]
+    respondent: Option<serde_json::Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -179,8 +188,11 @@ struct AnswerItem {
 /// `None` when the untyped parser must decide. `text` is already size-checked.
 pub(crate) fn answer(text: &str) -> Option<AskUserQuestionAnswer> {
     let MapOnly(answer) = serde_json::from_str::<MapOnly<Answer>>(text).ok()?;
-    let answer = AskUserQuestionAnswer {
-        answers: answer
+    if answer.respondent.is_some() {
+        return None;
+    }
+    let answer = AskUserQuestionAnswer::new(
+        answer
             .answers
             .into_iter()
             .map(|MapOnly(item)| AskUserQuestionAnswerItem {
@@ -189,7 +201,7 @@ pub(crate) fn answer(text: &str) -> Option<AskUserQuestionAnswer> {
                 custom: item.custom,
             })
             .collect(),
-    };
+    );
     limits::check_answer_limits(&answer).ok()?;
     Some(answer)
 }
@@ -211,6 +223,7 @@ mod tests {
                 assert_eq!(fast.questions, slow.questions, "{text}");
                 assert_eq!(fast.timeout, slow.timeout, "{text}");
                 assert_eq!(fast.key, slow.key, "{text}");
+                assert_eq!(fast.to, slow.to, "{text}");
                 true
             }
         }
@@ -227,6 +240,9 @@ mod tests {
         ));
         assert!(agrees(
             r#"{"questions":[{"id":"\u00e9\n","question":"\"q\""}]}"#
+        ));
+        assert!(agrees(
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":["ops","alice"]}"#
         ));
     }
 
@@ -254,6 +270,11 @@ mod tests {
             r#"{"questions":[{"id":"a","question":"Q?"}],"timeoutMs":18446744073709551615}"#,
             r#"{"questions":[{"id":"a","question":"Q?"}],"key":""}"#,
             r#"{"questions":[{"id":"a","question":"Q?"}],"key":7}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":null}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":[]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":[""]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":"ops"}"#,
+            r#"{"questions":[{"id":"a","question":"Q?"}],"to":[1]}"#,
             r#"{"questions":[]}"#,
             r#"{"questions":{}}"#,
             r#"{}"#,

@@ -17,10 +17,11 @@ use crate::deadline::{Deadline, MAX_TIMEOUT_MS, duration_ms};
 use crate::error::{ErrorCode, Result, UserQuestionError};
 use crate::request::ProviderRequest;
 use crate::service::{ProviderFuture, UserQuestionProvider};
-use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
+use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem, Respondent};
 
 /// A question waiting in an inbox:
-/// `{"ticket":1,"questions":[…],"agentId"?:"…","askedAt":"…","expiresAt"?:"…","key"?:"…"}`.
+/// `{"ticket":1,"questions":[…],"agentId"?:"…","askedAt":"…","expiresAt"?:"…","key"?:"…",
+/// "to"?:[…]}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -40,6 +41,9 @@ pub struct PendingQuestion {
     /// The request's resumable key (§20), if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// Who is to answer (§23), if the request says: person ids or group names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Arc<[String]>>,
 }
 
 impl PendingQuestion {
@@ -81,7 +85,7 @@ impl Outcome {
 /// What subscribers of an inbox are told, in the order things happened.
 ///
 /// JSON: `{"type":"requested","ticket":1,"questions":[…],…}`,
-/// `{"type":"resolved","ticket":1,"outcome":"answered"}` and
+/// `{"type":"resolved","ticket":1,"outcome":"answered","by"?:{"id","name"}}` and
 /// `{"type":"extended","ticket":1,"expiresAt":"…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -95,6 +99,9 @@ pub enum InboxEvent {
         ticket: u64,
         /// How.
         outcome: Outcome,
+        /// Who answered or cancelled it, when the person was known (§23).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<Respondent>,
     },
     /// A pending question's deadline moved (§16, `extend`).
     Extended {
@@ -278,7 +285,11 @@ impl InboxInner {
                     } else {
                         Outcome::Aborted
                     };
-                    let seq = self.push(|| InboxEvent::Resolved { ticket, outcome });
+                    let seq = self.push(|| InboxEvent::Resolved {
+                        ticket,
+                        outcome,
+                        by: None,
+                    });
                     (entry, seq)
                 }
                 None => return,
@@ -391,8 +402,11 @@ impl QuestionInbox {
     /// Answers `ticket`. The answer is checked against its questions (§6): `BAD_ANSWER`
     /// leaves it pending. `ALREADY_RESOLVED` / `NOT_PENDING` for a settled / never-issued
     /// ticket.
+    /// The answer's `respondent`, when set, is who answered (§23): subscribers hear it as the
+    /// `resolved` event's `by`.
     pub fn answer(&self, ticket: u64, answer: AskUserQuestionAnswer) -> Result<()> {
-        self.settle(ticket, Outcome::Answered, |entry| {
+        let by = answer.respondent.clone();
+        self.settle(ticket, Outcome::Answered, by, |entry| {
             validate_answer(&entry.question.questions, &answer)?;
             Ok(Ok(answer))
         })
@@ -404,7 +418,8 @@ impl QuestionInbox {
     pub fn answer_value(&self, ticket: u64, answer: &serde_json::Value) -> Result<()> {
         let parsed = crate::parse::parse_answer(answer)
             .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()));
-        self.settle(ticket, Outcome::Answered, |entry| {
+        let by = parsed.as_ref().ok().and_then(|a| a.respondent.clone());
+        self.settle(ticket, Outcome::Answered, by, |entry| {
             let answer = parsed?;
             validate_answer(&entry.question.questions, &answer)?;
             Ok(Ok(answer))
@@ -430,13 +445,19 @@ impl QuestionInbox {
             .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()));
         match value {
             Ok(value) => self.answer_value(ticket, &value),
-            Err(e) => self.settle(ticket, Outcome::Answered, |_| Err(e)),
+            Err(e) => self.settle(ticket, Outcome::Answered, None, |_| Err(e)),
         }
     }
 
     /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
     pub fn cancel(&self, ticket: u64) -> Result<()> {
-        self.settle(ticket, Outcome::Cancelled, |_| {
+        self.cancel_by(ticket, None)
+    }
+
+    /// [`cancel`](Self::cancel) by a known person (§23): subscribers hear who as the
+    /// `resolved` event's `by`.
+    pub fn cancel_by(&self, ticket: u64, by: Option<Respondent>) -> Result<()> {
+        self.settle(ticket, Outcome::Cancelled, by, |_| {
             Ok(Err(UserQuestionError::cancelled()))
         })
     }
@@ -444,7 +465,7 @@ impl QuestionInbox {
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
     pub fn fail(&self, ticket: u64, message: impl Into<String>) -> Result<()> {
         let message = message.into();
-        self.settle(ticket, Outcome::Failed, |_| {
+        self.settle(ticket, Outcome::Failed, None, |_| {
             Ok(Err(UserQuestionError::provider_failed(message)))
         })
     }
@@ -453,6 +474,7 @@ impl QuestionInbox {
         &self,
         ticket: u64,
         outcome: Outcome,
+        by: Option<Respondent>,
         result: impl FnOnce(&Entry) -> Result<Result<AskUserQuestionAnswer>>,
     ) -> Result<()> {
         let (entry, result) = {
@@ -462,7 +484,11 @@ impl QuestionInbox {
             };
             let result = result(entry)?;
             let entry = state.pending.remove(&ticket);
-            let seq = self.inner.push(|| InboxEvent::Resolved { ticket, outcome });
+            let seq = self.inner.push(|| InboxEvent::Resolved {
+                ticket,
+                outcome,
+                by,
+            });
             (entry.map(|e| (e, seq)), result)
         };
         if let Some((mut entry, seq)) = entry {
@@ -549,6 +575,7 @@ impl QuestionInbox {
                 // Read off the deadline when listed (`Entry::listed`): it moves with `extend`.
                 expires_at: None,
                 key: request.key.clone(),
+                to: request.to.clone(),
             };
             state.pending.insert(
                 question.ticket,

@@ -15,7 +15,15 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{ErrorCode, UserQuestionError};
-use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
+use crate::types::{
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem, Respondent,
+};
+
+/// An answer's items, as `{"answers":[…]}`.
+#[derive(Serialize)]
+struct Answers<'a> {
+    answers: &'a [AskUserQuestionAnswerItem],
+}
 
 /// How an ask ended, as the journal and the inbox name it.
 pub(crate) fn outcome_of(
@@ -138,9 +146,13 @@ struct Settled<'a> {
     event: &'static str,
     ask: u64,
     outcome: &'static str,
-    ms: u64,
+    /// Who answered (§23), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    answer: Option<&'a AskUserQuestionAnswer>,
+    by: Option<&'a Respondent>,
+    ms: u64,
+    /// The answers alone: who gave them is `by`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<Answers<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,11 +313,16 @@ impl Journal {
             Ok(answer) => (Some(answer), None, None),
             Err(e) => (None, Some(e.code().as_str()), Some(e.message())),
         };
+        let by = answer.and_then(|a| a.respondent.as_ref());
+        let answer = answer.map(|a| Answers {
+            answers: &a.answers,
+        });
         self.write_line(&Settled {
             at: &at,
             event: "settled",
             ask,
             outcome: outcome_of(result),
+            by,
             ms,
             answer,
             code,

@@ -77,7 +77,7 @@ pub use service::{
 };
 pub use types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption,
+    AskUserQuestionOption, Respondent,
 };
 pub use validate::validate_questions;
 

@@ -8,7 +8,7 @@ use crate::error::{Result, UserQuestionError};
 use crate::limits;
 use crate::types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption,
+    AskUserQuestionOption, Respondent,
 };
 
 /// Where a value sits in the input, formatted only when an error names it
@@ -183,7 +183,8 @@ pub fn parse_request_questions_json(text: &str) -> Result<Vec<AskUserQuestionIte
     parse_request_questions(&value)
 }
 
-/// Parses an answer `{"answers": [{id, selected, custom?}]}` (untyped JSON).
+/// Parses an answer `{"answers": [{id, selected, custom?}], "respondent"?: {id, name}}`
+/// (untyped JSON).
 ///
 /// The error's code is `INVALID_REQUEST`; its message names the path
 /// (`answers[0].selected must be an array of strings`). Callers re-code it for their
@@ -220,7 +221,21 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let answer = AskUserQuestionAnswer { answers };
+    let respondent = match obj.get("respondent") {
+        None => None,
+        Some(value) => {
+            let path = Path::Root("respondent");
+            let robj = object(value, &path)?;
+            Some(Respondent {
+                id: req_string(robj, "id", &path)?,
+                name: req_string(robj, "name", &path)?,
+            })
+        }
+    };
+    let answer = AskUserQuestionAnswer {
+        answers,
+        respondent,
+    };
     limits::check_answer_limits(&answer)?;
     Ok(answer)
 }
@@ -269,20 +284,18 @@ mod tests {
 
     #[test]
     fn answer_serializes_compactly_in_key_order() {
-        let answer = AskUserQuestionAnswer {
-            answers: vec![
-                AskUserQuestionAnswerItem {
-                    id: "pkg".into(),
-                    selected: vec!["pnpm".into()],
-                    custom: None,
-                },
-                AskUserQuestionAnswerItem {
-                    id: "x".into(),
-                    selected: vec![],
-                    custom: Some("mine".into()),
-                },
-            ],
-        };
+        let answer = AskUserQuestionAnswer::new(vec![
+            AskUserQuestionAnswerItem {
+                id: "pkg".into(),
+                selected: vec!["pnpm".into()],
+                custom: None,
+            },
+            AskUserQuestionAnswerItem {
+                id: "x".into(),
+                selected: vec![],
+                custom: Some("mine".into()),
+            },
+        ]);
         let text = r#"{"answers":[{"id":"pkg","selected":["pnpm"]},{"id":"x","selected":[],"custom":"mine"}]}"#;
         assert_eq!(answer.to_compact_json(), text);
         assert_eq!(parse_answer_json(text).unwrap(), answer);

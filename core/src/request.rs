@@ -26,6 +26,34 @@ pub fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
+/// The most names a request's `to` may list.
+pub const MAX_TO_NAMES: usize = 32;
+/// The longest name in a request's `to`, in Unicode code points.
+pub const MAX_TO_NAME_CHARS: usize = 64;
+
+/// Checks a request's `to` (§23): 1 to 32 names, each 1 to 64 characters. Whether a name is
+/// a person or group of a hub is the hub's to say.
+pub fn check_to(to: &[String]) -> Result<()> {
+    let fits = |name: &String| !name.is_empty() && name.chars().nth(MAX_TO_NAME_CHARS).is_none();
+    if to.is_empty() || to.len() > MAX_TO_NAMES || !to.iter().all(fits) {
+        return Err(UserQuestionError::invalid_request(messages::BAD_TO));
+    }
+    Ok(())
+}
+
+/// A request's `to` from untyped JSON: a list of strings that [`check_to`] admits.
+pub fn parse_to(value: &Value) -> Result<Vec<String>> {
+    let bad = || UserQuestionError::invalid_request(messages::BAD_TO);
+    let names = value
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|name| name.as_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<String>>>()?;
+    check_to(&names)?;
+    Ok(names)
+}
+
 /// What an asker passes to [`UserQuestionService::ask`](crate::UserQuestionService::ask).
 ///
 /// Build it with [`new`](AskUserQuestionRequest::new) and the `with_*` methods, or parse
@@ -44,6 +72,9 @@ pub struct AskUserQuestionRequest {
     pub timeout: Option<Duration>,
     /// A resumable key (§20): a non-empty string of at most 256 characters.
     pub key: Option<String>,
+    /// Who is to answer (§23): person ids or group names, 1 to 32 of 1 to 64 characters.
+    /// Passed to the provider; a hub with an access file enforces it.
+    pub to: Option<Vec<String>>,
 }
 
 impl AskUserQuestionRequest {
@@ -79,8 +110,14 @@ impl AskUserQuestionRequest {
         self
     }
 
-    /// Parses the wire form `{"questions":[…],"timeoutMs"?:n,"key"?:s}`; other keys are
-    /// ignored. Errors are `INVALID_REQUEST` naming what is wrong.
+    /// The same request, addressed to these people or groups (§23).
+    pub fn with_to(mut self, to: Vec<String>) -> Self {
+        self.to = Some(to);
+        self
+    }
+
+    /// Parses the wire form `{"questions":[…],"timeoutMs"?:n,"key"?:s,"to"?:[s…]}`; other
+    /// keys are ignored. Errors are `INVALID_REQUEST` naming what is wrong.
     pub fn from_value(value: &Value) -> Result<Self> {
         let obj = object(value, &Path::Root("request"))?;
         let questions = match obj.get("questions") {
@@ -104,10 +141,12 @@ impl AskUserQuestionRequest {
             }
             Some(_) => return Err(UserQuestionError::invalid_request(messages::BAD_KEY)),
         };
+        let to = obj.get("to").map(parse_to).transpose()?;
         Ok(AskUserQuestionRequest {
             questions,
             timeout,
             key,
+            to,
             ..Default::default()
         })
     }
@@ -149,6 +188,8 @@ pub struct ProviderRequest {
     pub signal: AbortSignal,
     /// The request's resumable key (§20), when it has one.
     pub key: Option<String>,
+    /// Who is to answer (§23), when the request says.
+    pub to: Option<Arc<[String]>>,
     /// The ask's deadline (§16), when it has one: when it expires, and `extend`.
     pub deadline: Option<Deadline>,
 }
@@ -163,17 +204,20 @@ struct ProviderRequestWire<'a> {
     expires_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<&'a [String]>,
 }
 
 impl ProviderRequest {
     /// The wire form a foreign provider receives:
-    /// `{"questions":[…],"agentId"?:…,"expiresAt"?:…,"key"?:…}`.
+    /// `{"questions":[…],"agentId"?:…,"expiresAt"?:…,"key"?:…,"to"?:[…]}`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&ProviderRequestWire {
             questions: &self.questions,
             agent_id: self.agent.as_ref().map(Agent::id),
             expires_at: self.deadline.as_ref().map(Deadline::expires_at_rfc3339),
             key: self.key.as_deref(),
+            to: self.to.as_deref(),
         })
         .unwrap_or_default()
     }
@@ -239,17 +283,66 @@ mod tests {
     }
 
     #[test]
+    fn to_is_a_list_of_1_to_32_names_of_1_to_64_characters() {
+        let name64 = "é".repeat(64);
+        let names32: Vec<String> = (0..32).map(|i| format!("p{i}")).collect();
+        for good in [
+            serde_json::json!(["ops"]),
+            serde_json::json!([name64]),
+            serde_json::json!(names32),
+        ] {
+            let request = AskUserQuestionRequest::from_value(
+                &serde_json::json!({"questions": [], "to": good.clone()}),
+            )
+            .unwrap();
+            assert_eq!(serde_json::json!(request.to.unwrap()), good);
+        }
+        let mut names33 = names32.clone();
+        names33.push("p32".into());
+        for bad in [
+            serde_json::json!([]),
+            serde_json::json!(names33),
+            serde_json::json!([""]),
+            serde_json::json!(["é".repeat(65)]),
+            serde_json::json!("ops"),
+            serde_json::json!([7]),
+            serde_json::json!(["ops", null]),
+            serde_json::json!(null),
+            serde_json::json!({"ops": true}),
+        ] {
+            let text = serde_json::json!({"questions": [], "to": bad}).to_string();
+            let err = AskUserQuestionRequest::from_json(&text).unwrap_err();
+            assert_eq!(
+                (err.code(), err.message()),
+                (ErrorCode::InvalidRequest, messages::BAD_TO),
+                "{text}"
+            );
+        }
+        assert!(check_to(&["a".into()]).is_ok());
+        assert!(check_to(&[]).is_err());
+    }
+
+    #[test]
     fn provider_request_wire_form_omits_what_is_absent() {
         let request = ProviderRequest {
             questions: vec![AskUserQuestionItem::new("a", "q")].into(),
             agent: None,
             signal: AbortSignal::default(),
             key: Some("k".into()),
+            to: None,
             deadline: None,
         };
         assert_eq!(
             request.to_json(),
             r#"{"questions":[{"id":"a","question":"q"}],"key":"k"}"#
+        );
+        let addressed = ProviderRequest {
+            to: Some(vec!["ops".to_owned()].into()),
+            ..request
+        };
+        assert_eq!(
+            addressed.to_json(),
+            r#"{"questions":[{"id":"a","question":"q"}],"key":"k","to":["ops"]}"#
         );
     }
 }

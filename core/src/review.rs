@@ -272,13 +272,11 @@ mod tests {
     use crate::types::AskUserQuestionAnswerItem;
 
     fn answer(selected: &[&str], custom: Option<&str>) -> AskUserQuestionAnswer {
-        AskUserQuestionAnswer {
-            answers: vec![AskUserQuestionAnswerItem {
-                id: QUESTION_ID.into(),
-                selected: selected.iter().map(|s| (*s).to_owned()).collect(),
-                custom: custom.map(str::to_owned),
-            }],
-        }
+        AskUserQuestionAnswer::new(vec![AskUserQuestionAnswerItem {
+            id: QUESTION_ID.into(),
+            selected: selected.iter().map(|s| (*s).to_owned()).collect(),
+            custom: custom.map(str::to_owned),
+        }])
     }
 
     #[test]
@@ -313,35 +311,31 @@ mod tests {
             (answer(&["Maybe"], None), r#"{"decision":"revise"}"#),
             // Not one item for the plan's question: any other answer.
             (
-                AskUserQuestionAnswer { answers: vec![] },
+                AskUserQuestionAnswer::new(vec![]),
                 r#"{"decision":"revise"}"#,
             ),
             (
-                AskUserQuestionAnswer {
-                    answers: vec![AskUserQuestionAnswerItem {
-                        id: "zzz".into(),
-                        ..answer(&["Approve"], None).answers.remove(0)
-                    }],
-                },
+                AskUserQuestionAnswer::new(vec![AskUserQuestionAnswerItem {
+                    id: "zzz".into(),
+                    ..answer(&["Approve"], None).answers.remove(0)
+                }]),
                 r#"{"decision":"revise"}"#,
             ),
             (
-                AskUserQuestionAnswer {
-                    answers: [
+                AskUserQuestionAnswer::new(
+                    [
                         answer(&[], None).answers,
                         answer(&["Approve"], None).answers,
                     ]
                     .concat(),
-                },
+                ),
                 r#"{"decision":"revise"}"#,
             ),
             (
-                AskUserQuestionAnswer {
-                    answers: vec![AskUserQuestionAnswerItem {
-                        id: "other".into(),
-                        ..answer(&[], Some("later")).answers.remove(0)
-                    }],
-                },
+                AskUserQuestionAnswer::new(vec![AskUserQuestionAnswerItem {
+                    id: "other".into(),
+                    ..answer(&[], Some("later")).answers.remove(0)
+                }]),
                 r#"{"decision":"revise","feedback":"later"}"#,
             ),
         ];

@@ -20,7 +20,7 @@ use crate::deadline::{Deadline, Expire};
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
 use crate::journal::{AskRecord, Journal};
 use crate::limits::check_question_limits;
-use crate::request::{AskUserQuestionRequest, ProviderRequest, check_key};
+use crate::request::{AskUserQuestionRequest, ProviderRequest, check_key, check_to};
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
 use crate::validate::{check_not_empty, check_questions};
 
@@ -350,6 +350,9 @@ impl UserQuestionService {
         let timeout_ms = request.timeout_ms()?;
         if let Some(key) = &request.key {
             check_key(key)?;
+        }
+        if let Some(to) = &request.to {
+            check_to(to)?;
         }
         if request.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
             return Err(UserQuestionError::aborted());
@@ -681,6 +684,7 @@ impl Waiting {
             agent,
             signal,
             key,
+            to,
             ..
         } = request;
         let questions: Arc<[AskUserQuestionItem]> = questions.into();
@@ -700,6 +704,7 @@ impl Waiting {
             agent,
             signal: settlement.withdraw.signal(),
             key,
+            to: to.map(Into::into),
             deadline: deadline.clone(),
         };
         let provider = registration.provider.clone();

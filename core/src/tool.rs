@@ -141,7 +141,15 @@ impl ToolResult {
     pub fn to_json(&self) -> String {
         let text = match self {
             ToolResult::Success(answer) => {
-                let compact = answer.to_compact_json();
+                // The model never reads who answered (§23): the result is the answers alone.
+                let bare;
+                let answer = if answer.respondent.is_some() {
+                    bare = AskUserQuestionAnswer::new(answer.answers.clone());
+                    &bare
+                } else {
+                    answer
+                };
+                let compact = answer.to_tool_json();
                 serde_json::to_string(&SuccessJson {
                     is_error: false,
                     value: answer,

@@ -137,6 +137,32 @@ impl AskUserQuestionAnswerItem {
     }
 }
 
+/// Who answered (§23): the person a server knew, by an access file's token or a host's own
+/// sign-in. `{"id","name"}`; `name` is the id when none was given.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Respondent {
+    /// The person's id.
+    pub id: String,
+    /// The person's name, as shown and recorded.
+    pub name: String,
+}
+
+impl Respondent {
+    /// The person `id` named `name`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        Respondent {
+            id: id.into(),
+            name: name.into(),
+        }
+    }
+
+    /// `{"id":…,"name":…}`, compact.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 /// The answer to a batch: one item per question, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -144,16 +170,42 @@ impl AskUserQuestionAnswerItem {
 pub struct AskUserQuestionAnswer {
     /// One item per question.
     pub answers: Vec<AskUserQuestionAnswerItem>,
+    /// Who answered, when the server that took the answer knew the person (§23). Answer
+    /// checking (§6) ignores it, and the model-facing tool result leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub respondent: Option<Respondent>,
 }
 
 impl AskUserQuestionAnswer {
     /// An answer with these items, one per question, in order.
     pub fn new(answers: Vec<AskUserQuestionAnswerItem>) -> Self {
-        AskUserQuestionAnswer { answers }
+        AskUserQuestionAnswer {
+            answers,
+            respondent: None,
+        }
     }
 
-    /// Compact JSON with keys `id, selected, custom` in that order and no whitespace.
+    /// The same answer, given by `respondent` (`None`: by nobody known).
+    pub fn with_respondent(mut self, respondent: Option<Respondent>) -> Self {
+        self.respondent = respondent;
+        self
+    }
+
+    /// Compact JSON with keys `id, selected, custom` in that order and no whitespace, then
+    /// `respondent` when known: `{"answers":[…],"respondent":{"id","name"}}`.
     pub fn to_compact_json(&self) -> String {
+        let mut out = self.to_tool_json();
+        if let Some(respondent) = &self.respondent {
+            out.pop();
+            out.push_str(r#","respondent":"#);
+            out.push_str(&respondent.to_json());
+            out.push('}');
+        }
+        out
+    }
+
+    /// The compact JSON of the answers alone (§9: what the model reads; never `respondent`).
+    pub fn to_tool_json(&self) -> String {
         // The keys are written as they are (they need no escaping), each string value through
         // serde_json's own escaping: what `serde_json::to_string` gives (a test holds it to
         // that), without its per-key serializer (a third of rendering an answer).

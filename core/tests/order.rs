@@ -120,7 +120,9 @@ fn inbox_with_slow_subscriber(log: &Log) -> (Arc<Context>, QuestionInbox) {
     drop(inbox.subscribe(move |event| {
         let line = match event {
             InboxEvent::Requested(p) => format!("requested {}", p.ticket),
-            InboxEvent::Resolved { ticket, outcome } => {
+            InboxEvent::Resolved {
+                ticket, outcome, ..
+            } => {
                 thread::sleep(Duration::from_millis(20));
                 format!("resolved {ticket} {}", outcome.as_str())
             }

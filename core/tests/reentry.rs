@@ -27,7 +27,9 @@ fn push(log: &Log, what: impl Into<String>) {
 fn describe(event: &InboxEvent) -> String {
     match event {
         InboxEvent::Requested(p) => format!("requested {}", p.ticket),
-        InboxEvent::Resolved { ticket, outcome } => {
+        InboxEvent::Resolved {
+            ticket, outcome, ..
+        } => {
             format!("resolved {ticket} {}", outcome.as_str())
         }
         InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),

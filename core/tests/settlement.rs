@@ -479,6 +479,7 @@ fn inbox_settles_by_ticket_and_tells_subscribers_in_order() {
         InboxEvent::Resolved {
             ticket: t,
             outcome: o,
+            by: None,
         }
         .to_json()
     };

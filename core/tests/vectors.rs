@@ -674,7 +674,9 @@ fn run_tool(case: &Value) -> Result<(), String> {
 fn event_line(event: &InboxEvent) -> String {
     match event {
         InboxEvent::Requested(p) => format!("requested {}", p.ticket),
-        InboxEvent::Resolved { ticket, outcome } => {
+        InboxEvent::Resolved {
+            ticket, outcome, ..
+        } => {
             format!("resolved {ticket} {}", outcome.as_str())
         }
         InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),

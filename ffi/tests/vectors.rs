@@ -939,7 +939,9 @@ unsafe extern "C" fn inbox_ask(user_data: *mut c_void, ticket: u64, _request: *c
 fn event_line(event: &InboxEvent) -> String {
     match event {
         InboxEvent::Requested(q) => format!("requested {}", q.ticket),
-        InboxEvent::Resolved { ticket, outcome } => {
+        InboxEvent::Resolved {
+            ticket, outcome, ..
+        } => {
             format!("resolved {ticket} {}", outcome.as_str())
         }
         InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),

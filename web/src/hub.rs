@@ -41,7 +41,9 @@ impl Hub {
                 self.events
                     .requested(question.ticket, pending_data(question));
             }
-            InboxEvent::Resolved { ticket, outcome } => {
+            InboxEvent::Resolved {
+                ticket, outcome, ..
+            } => {
                 questions.remove(ticket);
                 self.events.resolved(*ticket, outcome.as_str());
             }
