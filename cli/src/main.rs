@@ -39,7 +39,7 @@ use user_questions::{
 use user_questions_hub::HubConfig;
 use user_questions_remote::RemoteProvider;
 use user_questions_terminal::TerminalProvider;
-use user_questions_web::{DEFAULT_LISTEN, WebProvider};
+use user_questions_web::{DEFAULT_LISTEN, WebProvider, access};
 
 use crate::input::{is_stdin, read_input, read_questions, split_request};
 use crate::interrupt::{Dismissable, Interrupts};
@@ -107,6 +107,12 @@ Runs the request checks (well-formedness, at least one question, intents, duplic
 labels) without asking. Prints `ok` and exits 0, or prints `CODE: message` and exits with the
 code's number.";
 
+const TOKEN_AFTER_HELP: &str = "\
+Prints a new random token (32 random bytes, base64url without padding: 43 characters) on the
+first line and `token_sha256 = \"<hex>\"` on the second: give the token to the person or asker,
+and put the second line in their [[person]] or [[asker]] entry of the access file (`uq serve
+--access PATH`). The file keeps only the hash; the token is shown once.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "uq",
@@ -143,6 +149,9 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Print the definition of the model-facing tool ask_user_question
     Tool,
+    /// Print a new random token and its token_sha256 line for an access file
+    #[command(after_help = TOKEN_AFTER_HELP)]
+    Token,
     /// Print a completion script for SHELL on stdout
     #[command(after_help = "\
 Examples:
@@ -714,6 +723,20 @@ fn tool() -> ExitCode {
     print_out(format!("{}\n", ask_user_question::DEFINITION_JSON).as_bytes())
 }
 
+/// `uq token`: a new token, then its `token_sha256 = "<hex>"` line for an access file.
+fn token() -> ExitCode {
+    match access::new_token() {
+        Ok(token) => print_out(
+            format!(
+                "{token}\ntoken_sha256 = \"{}\"\n",
+                access::hash_token(&token)
+            )
+            .as_bytes(),
+        ),
+        Err(message) => fail(&UserQuestionError::new(ErrorCode::Internal, message)),
+    }
+}
+
 /// Writes `text` on stdout. A reader that went away first (`uq completions bash | head`) is
 /// not an error.
 fn print_out(text: &[u8]) -> ExitCode {
@@ -748,6 +771,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Tool => tool(),
+        Command::Token => token(),
         Command::Completions { shell } => completions(shell),
     }
 }

@@ -28,6 +28,9 @@
 
 // Shared with the hub (crate `user-questions-hub`), which serves the same page and API: not
 // part of this crate's supported API.
+// The access file (§23): who may see and answer questions and who may post them, each known by
+// the SHA-256 of a token (documented in the module).
+pub mod access;
 #[doc(hidden)]
 pub mod assets;
 #[doc(hidden)]
