@@ -674,6 +674,10 @@ struct ServeArgs {
     /// at least 1s)
     #[arg(long, value_name = "DUR", value_parser = lease_parser)]
     lease: Option<Duration>,
+    /// The access file (TOML): people and askers with tokens of their own (`uq token` makes
+    /// one); SIGHUP reloads it
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    access: Option<std::path::PathBuf>,
 }
 
 /// `--lease`: a duration of at least a second. A shorter one would withdraw asks whose askers
@@ -705,7 +709,20 @@ fn serve(args: ServeArgs) -> ExitCode {
             &format!("{from}: {}", user_questions_web::http::TOKEN_RULE),
         );
     }
+    let access = match &args.access {
+        Some(path) => match access::AccessControl::load(path.clone()) {
+            Ok(control) => Some(std::sync::Arc::new(control)),
+            Err(message) => return fail(&UserQuestionError::invalid_argument(message)),
+        },
+        None => {
+            eprintln!(
+                "warning: one token lets askers answer their own questions; give people and askers their own tokens with --access"
+            );
+            None
+        }
+    };
     let config = HubConfig {
+        access,
         listen: args.listen.unwrap_or(defaults.listen),
         store: args.store.unwrap_or(defaults.store),
         token: token.map(|(_, token)| token),

@@ -86,7 +86,7 @@ impl Outcome {
 ///
 /// JSON: `{"type":"requested","ticket":1,"questions":[…],…}`,
 /// `{"type":"resolved","ticket":1,"outcome":"answered","by"?:{"id","name"}}` and
-/// `{"type":"extended","ticket":1,"expiresAt":"…"}`.
+/// `{"type":"extended","ticket":1,"expiresAt":"…","by"?:{"id","name"}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 #[non_exhaustive]
@@ -110,6 +110,9 @@ pub enum InboxEvent {
         /// The new expiry (RFC 3339 UTC with milliseconds).
         #[serde(rename = "expiresAt")]
         expires_at: String,
+        /// Who gave the time, when the person was known (§23).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<Respondent>,
     },
 }
 
@@ -518,6 +521,17 @@ impl QuestionInbox {
     /// [`extend`](Self::extend) by a whole number of milliseconds, as the C, Node and HTTP
     /// surfaces take it.
     pub fn extend_ms(&self, ticket: u64, ms: i64) -> Result<Option<String>> {
+        self.extend_ms_by(ticket, ms, None)
+    }
+
+    /// [`extend_ms`](Self::extend_ms) by a known person (§23): subscribers hear who as the
+    /// `extended` event's `by`.
+    pub fn extend_ms_by(
+        &self,
+        ticket: u64,
+        ms: i64,
+        by: Option<Respondent>,
+    ) -> Result<Option<String>> {
         if !(1..=MAX_TIMEOUT_MS as i64).contains(&ms) {
             return Err(UserQuestionError::invalid_argument(
                 "ms must be an integer from 1 to 2147483647",
@@ -544,6 +558,7 @@ impl QuestionInbox {
             let seq = self.inner.push(|| InboxEvent::Extended {
                 ticket,
                 expires_at: expires_at.clone(),
+                by,
             });
             (seq, expires_at)
         };

@@ -26,7 +26,10 @@ use crate::now_ms;
 use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
 };
-use user_questions_web::events::EventLog;
+use user_questions::Respondent;
+use user_questions_web::access::AccessFile;
+use user_questions_web::events::{Audience, EventLog};
+use user_questions_web::http::{ApiError, ApiResult, Caller};
 
 /// The longest long poll.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -50,6 +53,10 @@ struct Live {
     key: Option<String>,
     asked_at: i64,
     expires_at: Option<i64>,
+    /// The asker that posted it (§23; empty without an access file).
+    asker: String,
+    /// Whom it is addressed to (§23); `None` for everyone.
+    to: Audience,
     /// For an ask without a key: until when this hub knows the store keeps its lease (from
     /// its own renewals; another hub may have moved it further), `None` before this hub
     /// has renewed it.
@@ -79,6 +86,10 @@ impl Live {
         if let Some(key) = &self.key {
             p.push_str(&format!(r#","key":{}"#, json(key)));
         }
+        if let Some(to) = &self.to {
+            p.push_str(r#","to":"#);
+            p.push_str(&serde_json::to_string(to).unwrap_or_else(|_| "[]".into()));
+        }
         p.push('}');
         p
     }
@@ -90,6 +101,8 @@ impl Live {
             key: record.key.clone(),
             asked_at: record.asked_at,
             expires_at: record.expires_at,
+            asker: record.asker.clone(),
+            to: audience_of(record.to.as_deref()),
             lease,
             done: Arc::new(watch::channel(None).0),
             extended: Arc::new(tokio::sync::Notify::new()),
@@ -102,9 +115,40 @@ impl Live {
     }
 }
 
-/// The body of `GET /api/v1/asks/{ticket}` for a settled ask.
-fn settled_body(status: Status, answer: Option<&str>, message: Option<&str>) -> String {
+/// The audience of a stored `to` (a JSON array of names); `None` for everyone (also for a
+/// value a hub does not write: the question is then shown to everyone rather than to nobody).
+fn audience_of(to: Option<&str>) -> Audience {
+    let names: Vec<String> = serde_json::from_str(to?).ok()?;
+    Some(names.into())
+}
+
+/// The person of a stored `settled_by` (`{"id","name"}`).
+fn respondent_of(by: Option<&str>) -> Option<Respondent> {
+    serde_json::from_str(by?).ok()
+}
+
+/// The body of `GET /api/v1/asks/{ticket}` for an ask as stored.
+fn record_body(record: &AskRecord) -> String {
+    settled_body(
+        record.status,
+        record.answer.as_deref(),
+        record.message.as_deref(),
+        record.by.as_deref(),
+    )
+}
+
+/// The body of `GET /api/v1/asks/{ticket}` for a settled ask; `by` (JSON) names who cancelled
+/// it (§23; who answered is the answer's `respondent`).
+fn settled_body(
+    status: Status,
+    answer: Option<&str>,
+    message: Option<&str>,
+    by: Option<&str>,
+) -> String {
     match status {
+        Status::Cancelled if by.is_some() => {
+            format!(r#"{{"status":"cancelled","by":{}}}"#, by.unwrap_or("null"))
+        }
         Status::Answered => format!(
             r#"{{"status":"answered","answer":{}}}"#,
             answer.unwrap_or("null")
@@ -146,11 +190,7 @@ impl Polled {
     fn of(record: &AskRecord) -> Polled {
         match record.status {
             Status::Pending => Polled::pending(record.expires_at),
-            status => Polled::settled(settled_body(
-                status,
-                record.answer.as_deref(),
-                record.message.as_deref(),
-            )),
+            _ => Polled::settled(record_body(record)),
         }
     }
 }
@@ -163,11 +203,66 @@ fn outcome(status: Status) -> &'static str {
     }
 }
 
-/// How a settlement is asked for.
+/// How a settlement is asked for, and by whom when a person does it (§23).
 pub(crate) enum Settle {
-    Answer(Vec<u8>),
-    Cancel,
+    Answer(Vec<u8>, Option<Respondent>),
+    Cancel(Option<Respondent>),
     Withdraw,
+}
+
+/// Who posts an ask (§23): the asker (empty without an access file), the access file in
+/// force, and the asker's own `to` list.
+pub(crate) struct Poster {
+    pub asker: String,
+    pub file: Option<Arc<AccessFile>>,
+    pub asker_to: Option<Vec<String>>,
+}
+
+impl Poster {
+    /// Anyone with the hub's one token (no access file).
+    pub fn anyone() -> Poster {
+        Poster {
+            asker: String::new(),
+            file: None,
+            asker_to: None,
+        }
+    }
+
+    /// Whom an ask with the request's `to` is addressed to. Without an access file, `to` as
+    /// it is (shown, not enforced). With one: every name must be a person or group of the
+    /// file (422), and within the asker's own `to` list when it has one (403: a person named
+    /// counts as within it when one of their groups is); an ask without `to` goes to the
+    /// asker's list, else to everyone.
+    fn address(&self, to: Option<&[String]>) -> ApiResult<Option<Vec<String>>> {
+        let Some(file) = &self.file else {
+            return Ok(to.map(<[String]>::to_vec));
+        };
+        let Some(to) = to else {
+            return Ok(self.asker_to.clone());
+        };
+        for name in to {
+            if !file.is_name(name) {
+                return Err(UserQuestionError::invalid_request(format!(
+                    "to names no person or group of this hub: {name}"
+                ))
+                .into());
+            }
+        }
+        if let Some(allowed) = &self.asker_to {
+            for name in to {
+                let within = allowed.contains(name)
+                    || file
+                        .person(name)
+                        .is_some_and(|p| p.groups.iter().any(|g| allowed.contains(g)));
+                if !within {
+                    return Err(ApiError::forbidden(format!(
+                        "to names someone outside this asker's own to list: {name}"
+                    )));
+                }
+            }
+        }
+        Ok(Some(to.to_vec()))
+    }
 }
 
 /// The result of `POST /api/v1/asks`.
@@ -223,7 +318,11 @@ impl Asks {
         let events = EventLog::starting_now();
         for record in pending {
             let entry = Live::from_record(&record, Some(renewed + config.lease));
-            events.requested(record.ticket, entry.p(record.ticket).into());
+            events.requested(
+                record.ticket,
+                entry.p(record.ticket).into(),
+                entry.to.clone(),
+            );
             live.insert(record.ticket, entry);
         }
         Ok(Asks {
@@ -270,14 +369,15 @@ impl Asks {
     /// `{"pending":[P…]}`. On a shared store, what the store holds as pending now: an ask
     /// another hub acknowledged a moment ago is listed (and followed here from then on), one
     /// settled elsewhere is not, without waiting for the announcement.
-    pub(crate) async fn pending_body(&self) -> Result<String> {
+    pub(crate) async fn pending_body(&self, caller: &Caller) -> Result<String> {
         if self.store.shared() {
             let pending = self.store.pending_deadlines().await.map_err(store_error)?;
             self.catch_up(&pending).await;
         }
         let live = self.lock();
         let mut body = String::from(r#"{"pending":["#);
-        for (i, (ticket, entry)) in live.iter().enumerate() {
+        let seen = live.iter().filter(|(_, e)| caller.sees(e.to.as_deref()));
+        for (i, (ticket, entry)) in seen.enumerate() {
             if i > 0 {
                 body.push(',');
             }
@@ -287,9 +387,14 @@ impl Asks {
         Ok(body)
     }
 
-    /// `POST /api/v1/asks`; `request_id` is its `Idempotency-Key`: a `POST` sent again with
-    /// it gets the ask the first one stored.
-    pub(crate) async fn post(&self, body: &[u8], request_id: Option<String>) -> Result<Posted> {
+    /// `POST /api/v1/asks` by `poster`; `request_id` is its `Idempotency-Key`: a `POST` sent
+    /// again with it gets the ask the first one stored.
+    pub(crate) async fn post(
+        &self,
+        body: &[u8],
+        request_id: Option<String>,
+        poster: &Poster,
+    ) -> std::result::Result<Posted, ApiError> {
         let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
         user_questions::limits::check_json_size(text, "request")?;
         let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -313,7 +418,30 @@ impl Asks {
             Ok(checked) => checked,
             Err(error) => {
                 if let Some(Value::String(key)) = value.get("key")
-                    && let Some(record) = self.store.by_key(key).await.map_err(store_error)?
+                    && let Some(record) = self
+                        .store
+                        .by_key(&poster.asker, key)
+                        .await
+                        .map_err(store_error)?
+                {
+                    return Ok(Posted {
+                        ticket: record.ticket,
+                        new: false,
+                    });
+                }
+                return Err(error.into());
+            }
+        };
+        let to = match poster.address(request.to.as_deref()) {
+            Ok(to) => to,
+            // A known key resumes its ask whatever it is addressed to now.
+            Err(error) => {
+                if let Some(key) = &request.key
+                    && let Some(record) = self
+                        .store
+                        .by_key(&poster.asker, key)
+                        .await
+                        .map_err(store_error)?
                 {
                     return Ok(Posted {
                         ticket: record.ticket,
@@ -340,6 +468,8 @@ impl Asks {
                 timeout_ms,
                 lease_ms: Some(millis(self.config.lease)),
                 request_id,
+                asker: poster.asker.clone(),
+                to: to.map(|names| serde_json::to_string(&names).unwrap_or_default()),
             })
             .await
             .map_err(store_error)?;
@@ -360,7 +490,8 @@ impl Asks {
             self.last_ticket.fetch_max(ticket, Ordering::SeqCst);
             match live.entry(ticket) {
                 std::collections::btree_map::Entry::Vacant(vacant) => {
-                    self.events.requested(ticket, p.clone().into());
+                    self.events
+                        .requested(ticket, p.clone().into(), entry.to.clone());
                     vacant.insert(entry);
                 }
                 // Heard of already (a shared store's notification came first).
@@ -373,6 +504,41 @@ impl Asks {
             crate::notify::spawn(command.clone(), ticket, p);
         }
         Ok(Posted { ticket, new: true })
+    }
+
+    /// Whether `caller` may touch `ticket` (§23): a person only a question addressed to them,
+    /// an asker only its own asks; for anyone else the ticket is one never issued (404
+    /// `NOT_PENDING`). A ticket never issued is left to the operation to refuse.
+    pub(crate) async fn admit(&self, ticket: u64, caller: &Caller) -> Result<()> {
+        let allowed = |asker: &str, to: Option<&[String]>| match caller {
+            Caller::Anyone => true,
+            Caller::Person { .. } => caller.sees(to),
+            Caller::Asker { asker: me, .. } => me.id == asker,
+        };
+        if matches!(caller, Caller::Anyone) {
+            return Ok(());
+        }
+        let live = self
+            .lock()
+            .get(&ticket)
+            .map(|e| allowed(&e.asker, e.to.as_deref()));
+        let admitted = match live {
+            Some(admitted) => admitted,
+            None => match self.store.get(ticket).await.map_err(store_error)? {
+                Some(record) => {
+                    allowed(&record.asker, audience_of(record.to.as_deref()).as_deref())
+                }
+                None => true,
+            },
+        };
+        if admitted {
+            Ok(())
+        } else {
+            Err(UserQuestionError::new(
+                ErrorCode::NotPending,
+                format!("question {ticket} is not pending"),
+            ))
+        }
     }
 
     /// `GET /api/v1/asks/{ticket}?waitMs=n`: the status, after waiting up to `wait` for a
@@ -476,12 +642,9 @@ impl Asks {
             if let Some(keeper) = &mut keeper {
                 keeper.armed = false;
             }
-            let body = settled_body(
-                record.status,
-                record.answer.as_deref(),
-                record.message.as_deref(),
-            );
-            self.finish(ticket, record.status, body.as_str().into());
+            let body = record_body(&record);
+            let by = respondent_of(record.by.as_deref());
+            self.finish(ticket, record.status, body.as_str().into(), by.as_ref());
             return Ok(Polled::settled(body));
         }
         Ok(Polled::pending(expires_now.unwrap_or(expires_at)))
@@ -541,23 +704,32 @@ impl Asks {
         if due && self.time_out(ticket).await? {
             return Err(already_resolved(ticket));
         }
-        let settlement = match how {
-            Settle::Answer(body) => {
-                let answer = parse_answer(&body, &questions)?;
-                Settlement {
+        let (settlement, by) = match how {
+            Settle::Answer(body, by) => {
+                let answer = parse_answer(&body, &questions, by.clone())?;
+                let settlement = Settlement {
                     status: Status::Answered,
                     answer: Some(answer),
                     message: None,
+                    by: by.as_ref().map(Respondent::to_json),
                     at: now_ms(),
-                }
+                };
+                (settlement, by)
             }
-            Settle::Cancel => plain(Status::Cancelled),
-            Settle::Withdraw => plain(Status::Withdrawn),
+            Settle::Cancel(by) => {
+                let settlement = Settlement {
+                    by: by.as_ref().map(Respondent::to_json),
+                    ..plain(Status::Cancelled)
+                };
+                (settlement, by)
+            }
+            Settle::Withdraw => (plain(Status::Withdrawn), None),
         };
         let body: Arc<str> = settled_body(
             settlement.status,
             settlement.answer.as_deref(),
             settlement.message.as_deref(),
+            settlement.by.as_deref(),
         )
         .into();
         let status = settlement.status;
@@ -568,7 +740,7 @@ impl Asks {
             .map_err(store_error)?
         {
             Settled::Done => {
-                self.finish(ticket, status, body);
+                self.finish(ticket, status, body, by.as_ref());
                 Ok(())
             }
             // Its deadline passed a moment ago (the store tells by the settlement's time).
@@ -604,18 +776,18 @@ impl Asks {
     }
 
     fn finish_timed_out(&self, ticket: u64) {
-        let body = settled_body(Status::TimedOut, None, None);
-        self.finish(ticket, Status::TimedOut, body.into());
+        let body = settled_body(Status::TimedOut, None, None, None);
+        self.finish(ticket, Status::TimedOut, body.into(), None);
     }
 
     /// A settled ask leaves the view: UIs hear `resolved` before the asker's poll can return
     /// (§4.7).
-    fn finish(&self, ticket: u64, status: Status, body: Arc<str>) {
+    fn finish(&self, ticket: u64, status: Status, body: Arc<str>, by: Option<&Respondent>) {
         let entry = {
             let mut live = self.lock();
             let entry = live.remove(&ticket);
             if entry.is_some() {
-                self.events.resolved(ticket, outcome(status));
+                self.events.resolved(ticket, outcome(status), by);
             }
             entry
         };
@@ -631,8 +803,11 @@ impl Asks {
         self.last_ticket.fetch_max(record.ticket, Ordering::SeqCst);
         if let std::collections::btree_map::Entry::Vacant(vacant) = live.entry(record.ticket) {
             let entry = Live::from_record(record, None);
-            self.events
-                .requested(record.ticket, entry.p(record.ticket).into());
+            self.events.requested(
+                record.ticket,
+                entry.p(record.ticket).into(),
+                entry.to.clone(),
+            );
             vacant.insert(entry);
         }
     }
@@ -695,8 +870,8 @@ impl Asks {
                 let message = format!(
                     "the hub's store no longer holds question {ticket} (settled and deleted after the retention)"
                 );
-                let body = settled_body(Status::Failed, None, Some(&message));
-                self.finish(ticket, Status::Failed, body.into());
+                let body = settled_body(Status::Failed, None, Some(&message), None);
+                self.finish(ticket, Status::Failed, body.into(), None);
                 return;
             }
             _ => return,
@@ -704,9 +879,9 @@ impl Asks {
         match (change, record.status) {
             (Change::Created(_), Status::Pending) => self.adopt(&record),
             (Change::Settled(_), status) if status != Status::Pending => {
-                let body =
-                    settled_body(status, record.answer.as_deref(), record.message.as_deref());
-                self.finish(ticket, status, body.into());
+                let body = record_body(&record);
+                let by = respondent_of(record.by.as_deref());
+                self.finish(ticket, status, body.into(), by.as_ref());
             }
             (Change::Extended(_), Status::Pending) => {
                 let mut live = self.lock();
@@ -716,7 +891,7 @@ impl Asks {
                 {
                     entry.expires_at = Some(at);
                     self.events
-                        .extended(ticket, &rfc3339(at), entry.p(ticket).into());
+                        .extended(ticket, &rfc3339(at), entry.p(ticket).into(), None);
                     entry.extended.notify_waiters();
                 }
             }
@@ -770,7 +945,12 @@ impl Asks {
     }
 
     /// `POST /api/v1/questions/{ticket}/extend`: the new expiry, `None` without a deadline.
-    pub(crate) async fn extend(&self, ticket: u64, ms: i64) -> Result<Option<String>> {
+    pub(crate) async fn extend(
+        &self,
+        ticket: u64,
+        ms: i64,
+        by: Option<Respondent>,
+    ) -> Result<Option<String>> {
         if !(1..=i64::from(i32::MAX)).contains(&ms) {
             return Err(UserQuestionError::invalid_argument(
                 "ms must be an integer from 1 to 2147483647",
@@ -797,7 +977,8 @@ impl Asks {
         let mut live = self.lock();
         if let Some(entry) = live.get_mut(&ticket) {
             entry.expires_at = Some(expires_at);
-            self.events.extended(ticket, &text, entry.p(ticket).into());
+            self.events
+                .extended(ticket, &text, entry.p(ticket).into(), by.as_ref());
             entry.extended.notify_waiters();
         }
         Ok(Some(text))
@@ -823,8 +1004,8 @@ impl Asks {
         match self.store.lapse(now).await {
             Ok(lapsed) => {
                 for ticket in lapsed {
-                    let body = settled_body(Status::Withdrawn, None, None);
-                    self.finish(ticket, Status::Withdrawn, body.into());
+                    let body = settled_body(Status::Withdrawn, None, None, None);
+                    self.finish(ticket, Status::Withdrawn, body.into(), None);
                 }
             }
             Err(e) => eprintln!("user-questions hub: cannot withdraw lapsed asks: {e}"),
@@ -875,12 +1056,14 @@ fn plain(status: Status) -> Settlement {
         status,
         answer: None,
         message: None,
+        by: None,
         at: now_ms(),
     }
 }
 
-/// An answer body checked by §6: its normalized JSON, or `BAD_ANSWER` with the reason.
-fn parse_answer(body: &[u8], questions: &str) -> Result<String> {
+/// An answer body checked by §6: its normalized JSON, with `respondent` the person who gave it
+/// (never what the body says, §23), or `BAD_ANSWER` with the reason.
+fn parse_answer(body: &[u8], questions: &str, respondent: Option<Respondent>) -> Result<String> {
     let bad = |e: UserQuestionError| UserQuestionError::new(ErrorCode::BadAnswer, e.message());
     let text = std::str::from_utf8(body).unwrap_or("\u{FFFD}");
     let answer = user_questions::parse::parse_answer_json(text).map_err(bad)?;
@@ -891,7 +1074,7 @@ fn parse_answer(body: &[u8], questions: &str) -> Result<String> {
         )
     })?;
     user_questions::validate_answer(&questions, &answer)?;
-    serde_json::to_string(&answer)
+    serde_json::to_string(&answer.with_respondent(respondent))
         .map_err(|e| UserQuestionError::new(ErrorCode::Internal, e.to_string()))
 }
 
@@ -931,7 +1114,12 @@ mod tests {
         };
         let asks = Arc::new(Asks::load(store, config).await.unwrap());
         let body = br#"{"questions":[{"id":"q","question":"Go?"}],"timeoutMs":60000,"key":"k"}"#;
-        let ticket = asks.post(body, None).await.unwrap().ticket;
+        let ticket = asks
+            .post(body, None, &Poster::anyone())
+            .await
+            .map_err(|_| "refused")
+            .unwrap()
+            .ticket;
         let later = asks.lock()[&ticket].expires_at.unwrap() + 3_600_000;
         // What `extend` does to the view, under the lock, as it would from another thread.
         BEFORE_LISTENING.with(|h| {

@@ -8,17 +8,17 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use user_questions::UserQuestionError;
 use user_questions_web::events::EventLog;
 use user_questions_web::http::{
-    Access, ApiError, ApiResult, OK_BODY, Questions, json_response, read_body,
+    Access, ApiError, ApiResult, Caller, OK_BODY, Questions, json_response, read_body,
 };
 
-use crate::asks::{Asks, MAX_WAIT_MS, Settle};
+use crate::asks::{Asks, MAX_WAIT_MS, Poster, Settle};
 
 /// The header of a pending poll that carries the ask's `expiresAt` when it has a deadline
 /// (docs/hub.md): the body stays `{"status":"pending"}` as §20 writes it.
@@ -51,21 +51,25 @@ impl Questions for Server {
         &self.asks.events
     }
 
-    async fn pending_json(&self) -> ApiResult<String> {
-        Ok(self.asks.pending_body().await?)
+    async fn pending_json(&self, caller: &Caller) -> ApiResult<String> {
+        Ok(self.asks.pending_body(caller).await?)
     }
 
-    async fn answer(&self, ticket: u64, body: Bytes) -> ApiResult<()> {
-        let answer = Settle::Answer(body.to_vec());
+    async fn answer(&self, caller: &Caller, ticket: u64, body: Bytes) -> ApiResult<()> {
+        self.asks.admit(ticket, caller).await?;
+        let answer = Settle::Answer(body.to_vec(), caller.respondent());
         Ok(self.asks.settle(ticket, answer).await?)
     }
 
-    async fn cancel(&self, ticket: u64) -> ApiResult<()> {
-        Ok(self.asks.settle(ticket, Settle::Cancel).await?)
+    async fn cancel(&self, caller: &Caller, ticket: u64) -> ApiResult<()> {
+        self.asks.admit(ticket, caller).await?;
+        let cancel = Settle::Cancel(caller.respondent());
+        Ok(self.asks.settle(ticket, cancel).await?)
     }
 
-    async fn extend(&self, ticket: u64, ms: i64) -> ApiResult<Option<String>> {
-        Ok(self.asks.extend(ticket, ms).await?)
+    async fn extend(&self, caller: &Caller, ticket: u64, ms: i64) -> ApiResult<Option<String>> {
+        self.asks.admit(ticket, caller).await?;
+        Ok(self.asks.extend(ticket, ms, caller.respondent()).await?)
     }
 }
 
@@ -103,14 +107,31 @@ fn request_id_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
 }
 
+/// Who posts an ask: the asker of the access file (its `to` list, the file in force), or
+/// anyone with the hub's one token.
+fn poster(server: &Server, caller: &Caller) -> Poster {
+    match (caller, server.access.control()) {
+        (Caller::Asker { asker, .. }, Some(control)) => Poster {
+            asker: asker.id.clone(),
+            file: Some(control.current()),
+            asker_to: asker.to.clone(),
+        },
+        _ => Poster::anyone(),
+    }
+}
+
 async fn ask(
     State(server): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let request_id = request_id_of(&headers)?;
     let body = read_body(body).await?;
-    let posted = server.asks.post(&body, request_id).await?;
+    let posted = server
+        .asks
+        .post(&body, request_id, &poster(&server, &caller))
+        .await?;
     let status = if posted.new {
         StatusCode::CREATED
     } else {
@@ -163,11 +184,13 @@ fn wait_of(query: Option<&PollQuery>) -> Result<Duration, ApiError> {
 
 async fn poll(
     State(server): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
     ticket: Result<Path<String>, PathRejection>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let ticket = ticket_of(ticket)?;
     let wait = wait_of(PollQuery::of(query).as_ref())?;
+    server.asks.admit(ticket, &caller).await?;
     let polled = server.asks.status(ticket, wait).await?;
     let mut response = json_response(StatusCode::OK, polled.body);
     if let Some(at) = polled.expires_at
@@ -180,9 +203,11 @@ async fn poll(
 
 async fn withdraw(
     State(server): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
     ticket: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let ticket = ticket_of(ticket)?;
+    server.asks.admit(ticket, &caller).await?;
     server.asks.settle(ticket, Settle::Withdraw).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }

@@ -37,6 +37,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::oneshot;
+use user_questions_web::access::AccessControl;
 use user_questions_web::http as web;
 
 pub use store::{DEFAULT_STORE, Store, StoreError};
@@ -80,6 +81,9 @@ pub struct HubConfig {
     pub retain: Duration,
     /// How long a keyless ask waits for its asker to poll again.
     pub lease: Duration,
+    /// The access file (§23): people and askers with tokens of their own instead of the one
+    /// token. [`serve`] reloads it on SIGHUP.
+    pub access: Option<Arc<AccessControl>>,
 }
 
 impl Default for HubConfig {
@@ -91,6 +95,7 @@ impl Default for HubConfig {
             on_question: None,
             retain: DEFAULT_RETAIN,
             lease: DEFAULT_LEASE,
+            access: None,
         }
     }
 }
@@ -157,7 +162,12 @@ impl Hub {
                 "user-questions hub: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token (put a TLS proxy in front)"
             );
         }
-        let url = format!("{}/?token={token}", web::base_url(addr));
+        // With an access file people log in with their own tokens: the URL carries none (§23).
+        let url = match &config.access {
+            Some(_) => format!("{}/", web::base_url(addr)),
+            None => format!("{}/?token={token}", web::base_url(addr)),
+        };
+        let control = config.access.clone();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -196,9 +206,21 @@ impl Hub {
                         return;
                     }
                 };
+                let mut access = web::Access::new(server_token, addr);
+                if let Some(control) = control {
+                    if signals {
+                        let _guard = runtime.enter();
+                        if let Err(e) =
+                            user_questions_web::access::reload_on_sighup(control.clone())
+                        {
+                            eprintln!("user-questions hub: {e}");
+                        }
+                    }
+                    access = access.with_control(control);
+                }
                 let server = Arc::new(http::Server {
                     asks: asks.clone(),
-                    access: web::Access::new(server_token, addr),
+                    access,
                 });
                 let _ = loaded_tx.send(Ok(asks));
                 run_server(runtime, listener, server, stopped, signals);

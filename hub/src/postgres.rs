@@ -44,6 +44,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "request_id",
         include_str!("../migrations/postgres/0003_request_id.sql"),
     ),
+    (
+        4,
+        "askers",
+        include_str!("../migrations/postgres/0004_askers.sql"),
+    ),
 ];
 
 /// The advisory lock hubs take while migrating, so that two starting hubs do not race.
@@ -51,7 +56,7 @@ const MIGRATION_LOCK: i64 = 0x7571_6875_6200;
 
 const CHANNEL: &str = "user_questions";
 
-const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until";
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until, asker, to_names, settled_by";
 
 /// The database's clock in milliseconds since the Unix epoch: leases are kept by it, one clock
 /// for every hub on the database.
@@ -95,6 +100,9 @@ fn record(row: &Row) -> AskRecord {
         message: row.get(9),
         settled_at: row.get(10),
         lease_until: row.get(11),
+        asker: row.get(12),
+        to: row.get(13),
+        by: row.get(14),
     }
     .sound()
 }
@@ -129,8 +137,8 @@ impl Connection {
         Ok(Connection {
             create: client
                 .prepare(&format!(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id)
-                     VALUES ($1, $2, $3, $4, $5, $6, {NOW_MS} + $7, $8)
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id, asker, to_names)
+                     VALUES ($1, $2, $3, $4, $5, $6, {NOW_MS} + $7, $8, $9, $10)
                      ON CONFLICT DO NOTHING RETURNING ticket, lease_until"
                 ))
                 .await?,
@@ -138,10 +146,14 @@ impl Connection {
                 .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE ticket = $1"))
                 .await?,
             by_key: client
-                .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE key = $1"))
+                .prepare(&format!(
+                    "SELECT {COLUMNS} FROM asks WHERE asker = $1 AND key = $2"
+                ))
                 .await?,
             by_request_id: client
-                .prepare(&format!("SELECT {COLUMNS} FROM asks WHERE request_id = $1"))
+                .prepare(&format!(
+                    "SELECT {COLUMNS} FROM asks WHERE asker = $1 AND request_id = $2"
+                ))
                 .await?,
             pending: client
                 .prepare(&format!(
@@ -154,6 +166,7 @@ impl Connection {
                          status = CASE WHEN expires_at <= $5 THEN 'timed_out' ELSE $2 END,
                          answer = CASE WHEN expires_at <= $5 THEN NULL ELSE $3 END,
                          message = CASE WHEN expires_at <= $5 THEN NULL ELSE $4 END,
+                         settled_by = CASE WHEN expires_at <= $5 THEN NULL ELSE $6 END,
                          settled_at = $5
                      WHERE ticket = $1 AND status = 'pending'
                        AND ($2 <> 'timed_out' OR expires_at <= $5)
@@ -440,7 +453,7 @@ impl PostgresStore {
     /// The ask already stored under `ask`'s key, or by a `POST` with its request id.
     async fn stored_as(&self, ask: &NewAsk) -> Result<Option<AskRecord>, StoreError> {
         if let Some(key) = ask.key.as_deref()
-            && let Some(existing) = self.by_key(key).await?
+            && let Some(existing) = self.by_key(&ask.asker, key).await?
         {
             return Ok(Some(existing));
         }
@@ -450,7 +463,7 @@ impl PostgresStore {
         let c = self.client().await?;
         let row = c
             .client
-            .query_opt(&c.by_request_id, &[&id])
+            .query_opt(&c.by_request_id, &[&ask.asker, &id])
             .await
             .map_err(pg_error)?;
         Ok(row.as_ref().map(record))
@@ -696,6 +709,8 @@ impl Store for PostgresStore {
                         &expires_at,
                         &lease_ms,
                         &ask.request_id,
+                        &ask.asker,
+                        &ask.to,
                     ],
                 )
                 .await
@@ -728,13 +743,13 @@ impl Store for PostgresStore {
         })
     }
 
-    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
-        let key = key.to_owned();
+    fn by_key(&self, asker: &str, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
+        let (asker, key) = (asker.to_owned(), key.to_owned());
         within(async move {
             let c = self.client().await?;
             let row = c
                 .client
-                .query_opt(&c.by_key, &[&key])
+                .query_opt(&c.by_key, &[&asker, &key])
                 .await
                 .map_err(pg_error)?;
             Ok(row.as_ref().map(record))
@@ -769,6 +784,7 @@ impl Store for PostgresStore {
                         &settlement.answer,
                         &settlement.message,
                         &settlement.at,
+                        &settlement.by,
                     ],
                 )
                 .await

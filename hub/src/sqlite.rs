@@ -28,6 +28,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "request_id",
         include_str!("../migrations/0003_request_id.sql"),
     ),
+    (4, "askers", include_str!("../migrations/0004_askers.sql")),
 ];
 
 /// The most operations one transaction takes.
@@ -310,7 +311,7 @@ fn writer(conn: Connection, path: PathBuf, watched: Watched, jobs: mpsc::Receive
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
-const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until";
+const COLUMNS: &str = "ticket, questions, agent_id, key, asked_at, timeout_ms, expires_at, status, answer, message, settled_at, lease_until, asker, to_names, settled_by";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
     let status: String = row.get(7)?;
@@ -327,6 +328,9 @@ fn record(row: &Row<'_>) -> rusqlite::Result<AskRecord> {
         message: row.get(9)?,
         settled_at: row.get(10)?,
         lease_until: row.get(11)?,
+        asker: row.get(12)?,
+        to: row.get(13)?,
+        by: row.get(14)?,
     }
     .sound())
 }
@@ -342,17 +346,21 @@ fn get(conn: &Connection, ticket: u64) -> rusqlite::Result<Option<AskRecord>> {
         .optional()
 }
 
-fn by_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<AskRecord>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE key = ?1"))?
-        .query_row([key], record)
-        .optional()
+fn by_key(conn: &Connection, asker: &str, key: &str) -> rusqlite::Result<Option<AskRecord>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM asks WHERE asker = ?1 AND key = ?2"
+    ))?
+    .query_row([asker, key], record)
+    .optional()
 }
 
-/// The ask a `POST` with the request id `id` stored.
-fn by_request_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<AskRecord>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE request_id = ?1"))?
-        .query_row([id], record)
-        .optional()
+/// The ask a `POST` of `asker` with the request id `id` stored.
+fn by_request_id(conn: &Connection, asker: &str, id: &str) -> rusqlite::Result<Option<AskRecord>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM asks WHERE asker = ?1 AND request_id = ?2"
+    ))?
+    .query_row([asker, id], record)
+    .optional()
 }
 
 impl SqliteStore {
@@ -480,12 +488,12 @@ impl Store for SqliteStore {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created> {
         self.run(move |conn| {
             if let Some(key) = &ask.key
-                && let Some(existing) = by_key(conn, key)?
+                && let Some(existing) = by_key(conn, &ask.asker, key)?
             {
                 return Ok(Created::Existing(existing));
             }
             if let Some(id) = &ask.request_id
-                && let Some(existing) = by_request_id(conn, id)?
+                && let Some(existing) = by_request_id(conn, &ask.asker, id)?
             {
                 return Ok(Created::Existing(existing));
             }
@@ -493,8 +501,8 @@ impl Store for SqliteStore {
             let lease_until = ask.lease().map(lease_end);
             let ticket: i64 = conn
                 .prepare_cached(
-                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING ticket",
+                    "INSERT INTO asks (questions, agent_id, key, asked_at, timeout_ms, expires_at, lease_until, request_id, asker, to_names)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING ticket",
                 )?
                 .query_row(
                     params![
@@ -505,7 +513,9 @@ impl Store for SqliteStore {
                         ask.timeout_ms.map(|n| n as i64),
                         expires_at,
                         lease_until,
-                        ask.request_id
+                        ask.request_id,
+                        ask.asker,
+                        ask.to
                     ],
                     |r| r.get(0),
                 )?;
@@ -517,9 +527,9 @@ impl Store for SqliteStore {
         self.run(move |conn| get(conn, ticket))
     }
 
-    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
-        let key = key.to_owned();
-        self.run(move |conn| by_key(conn, &key))
+    fn by_key(&self, asker: &str, key: &str) -> StoreFuture<'_, Option<AskRecord>> {
+        let (asker, key) = (asker.to_owned(), key.to_owned());
+        self.run(move |conn| by_key(conn, &asker, &key))
     }
 
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>> {
@@ -543,6 +553,7 @@ impl Store for SqliteStore {
                          status = CASE WHEN expires_at <= ?5 THEN 'timed_out' ELSE ?2 END,
                          answer = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?3 END,
                          message = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?4 END,
+                         settled_by = CASE WHEN expires_at <= ?5 THEN NULL ELSE ?6 END,
                          settled_at = ?5
                      WHERE ticket = ?1 AND status = 'pending'
                        AND (?2 <> 'timed_out' OR expires_at <= ?5)
@@ -554,7 +565,8 @@ impl Store for SqliteStore {
                         requested.as_str(),
                         settlement.answer,
                         settlement.message,
-                        settlement.at
+                        settlement.at,
+                        settlement.by
                     ],
                     |r| r.get(0),
                 )

@@ -108,6 +108,12 @@ pub struct AskRecord {
     /// For an ask without a key: when it is withdrawn unless its asker polls again, by the
     /// store's clock (see [`Store::renew`]). `None` for an ask with a key.
     pub lease_until: Option<i64>,
+    /// The id of the asker that posted it (§23); empty without an access file.
+    pub asker: String,
+    /// Whom it is addressed to, as a JSON array of names (§23); `None` for everyone.
+    pub to: Option<String>,
+    /// Who answered or cancelled it, as JSON `{"id","name"}` (§23), when known.
+    pub by: Option<String>,
 }
 
 impl AskRecord {
@@ -168,6 +174,11 @@ pub struct NewAsk {
     /// The id of the `POST` that asks it (its `Idempotency-Key`): the same `POST` sent again
     /// gets this ask, not a second one. Not a `key`: the ask still lapses with its lease.
     pub request_id: Option<String>,
+    /// The asker that posts it (§23): its keys and request ids are its own. Empty without an
+    /// access file.
+    pub asker: String,
+    /// Whom it is addressed to, as a JSON array of names; `None` for everyone.
+    pub to: Option<String>,
 }
 
 impl NewAsk {
@@ -200,6 +211,9 @@ impl NewAsk {
             answer: None,
             message: None,
             settled_at: None,
+            asker: self.asker,
+            to: self.to,
+            by: None,
         }
     }
 }
@@ -223,6 +237,8 @@ pub struct Settlement {
     pub answer: Option<String>,
     /// The message, for `Failed`.
     pub message: Option<String>,
+    /// Who answered or cancelled, as JSON `{"id","name"}`, when known (§23).
+    pub by: Option<String>,
     /// When.
     pub at: i64,
 }
@@ -279,8 +295,8 @@ pub trait Store: Send + Sync + 'static {
     fn create(&self, ask: NewAsk) -> StoreFuture<'_, Created>;
     /// The ask with this ticket.
     fn get(&self, ticket: u64) -> StoreFuture<'_, Option<AskRecord>>;
-    /// The ask stored under `key`.
-    fn by_key(&self, key: &str) -> StoreFuture<'_, Option<AskRecord>>;
+    /// The ask `asker` stored under `key` (keys are each asker's own, §23).
+    fn by_key(&self, asker: &str, key: &str) -> StoreFuture<'_, Option<AskRecord>>;
     /// Every pending ask, in ticket order.
     fn pending(&self) -> StoreFuture<'_, Vec<AskRecord>>;
     /// The ticket and expiry of every pending ask (what a hub compares its view with).

@@ -19,38 +19,58 @@ use futures::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use user_questions::Respondent;
 
 /// How many recent events are kept for resumes.
 pub const LOG_CAPACITY: usize = 8192;
 /// How many events a stream may be behind before it is disconnected.
 pub const CLIENT_BUFFER: usize = 1024;
 
-/// The data of `event: resolved`: `{"ticket","outcome"}`, keys in that order (§19).
+/// The data of `event: resolved`: `{"ticket","outcome","by"?}`, keys in that order (§19,
+/// §23).
 #[derive(Serialize)]
 struct Resolved<'a> {
     ticket: u64,
     outcome: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by: Option<&'a Respondent>,
 }
 
-/// The data of `event: extended`: `{"ticket","expiresAt"}`, keys in that order (§19).
+/// The data of `event: extended`: `{"ticket","expiresAt","by"?}`, keys in that order (§19,
+/// §23).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Extended<'a> {
     ticket: u64,
     expires_at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by: Option<&'a Respondent>,
 }
 
-/// One event of the stream: `id:`, `event:` and `data:` lines.
+/// Whom a question is addressed to (§23): `None` for everyone.
+pub type Audience = Option<Arc<[String]>>;
+
+/// Which questions a stream may carry, by their audience (a person's view, §23); `None`
+/// carries every question.
+pub type StreamFilter = Option<Arc<dyn Fn(Option<&[String]>) -> bool + Send + Sync>>;
+
+/// What ends a stream early: its token was taken away (§23, an access file reloaded).
+pub type StreamEnd = Option<Pin<Box<dyn std::future::Future<Output = ()> + Send>>>;
+
+/// One event of the stream: `id:`, `event:` and `data:` lines, and the audience of the
+/// question it is about.
 #[derive(Debug)]
 struct StreamEvent {
     id: u64,
     name: &'static str,
     data: Arc<str>,
+    to: Audience,
 }
 
 struct PendingEntry {
     seq: u64,
     data: Arc<str>,
+    to: Audience,
 }
 
 #[derive(Default)]
@@ -102,13 +122,14 @@ impl EventLog {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn push(state: &mut State, name: &'static str, data: Arc<str>) -> u64 {
+    fn push(state: &mut State, name: &'static str, data: Arc<str>, to: Audience) -> u64 {
         let seq = state.head + 1;
         state.head = seq;
         let event = Arc::new(StreamEvent {
             id: seq,
             name,
             data,
+            to,
         });
         if state.log.len() == LOG_CAPACITY {
             state.log.pop_front();
@@ -121,38 +142,61 @@ impl EventLog {
         seq
     }
 
-    /// A new pending question; `data` is its P.
-    pub fn requested(&self, ticket: u64, data: Arc<str>) {
+    /// A new pending question; `data` is its P, `to` whom it is addressed to.
+    pub fn requested(&self, ticket: u64, data: Arc<str>, to: Audience) {
         let mut state = self.lock();
         if state.closed {
             return;
         }
-        let seq = Self::push(&mut state, "requested", data.clone());
-        state.pending.insert(ticket, PendingEntry { seq, data });
+        let seq = Self::push(&mut state, "requested", data.clone(), to.clone());
+        state.pending.insert(ticket, PendingEntry { seq, data, to });
     }
 
-    /// A pending question settled; `outcome` is the event's (`answered`, `cancelled`, …).
-    pub fn resolved(&self, ticket: u64, outcome: &str) {
+    /// A pending question settled; `outcome` is the event's (`answered`, `cancelled`, …),
+    /// `by` who settled it when known.
+    pub fn resolved(&self, ticket: u64, outcome: &str, by: Option<&Respondent>) {
         let mut state = self.lock();
         if state.closed {
             return;
         }
-        state.pending.remove(&ticket);
-        let data = serde_json::to_string(&Resolved { ticket, outcome }).unwrap_or_default();
-        Self::push(&mut state, "resolved", data.into());
+        let to = state.pending.remove(&ticket).and_then(|entry| entry.to);
+        let data = serde_json::to_string(&Resolved {
+            ticket,
+            outcome,
+            by,
+        })
+        .unwrap_or_default();
+        Self::push(&mut state, "resolved", data.into(), to);
     }
 
-    /// A pending question's deadline moved; `data` is its new P.
-    pub fn extended(&self, ticket: u64, expires_at: &str, data: Arc<str>) {
+    /// A pending question's deadline moved; `data` is its new P, `by` who gave the time when
+    /// known.
+    pub fn extended(&self, ticket: u64, expires_at: &str, data: Arc<str>, by: Option<&Respondent>) {
         let mut state = self.lock();
         if state.closed {
             return;
         }
+        let mut to = None;
         if let Some(entry) = state.pending.get_mut(&ticket) {
             entry.data = data;
+            to = entry.to.clone();
         }
-        let event = serde_json::to_string(&Extended { ticket, expires_at }).unwrap_or_default();
-        Self::push(&mut state, "extended", event.into());
+        let event = serde_json::to_string(&Extended {
+            ticket,
+            expires_at,
+            by,
+        })
+        .unwrap_or_default();
+        Self::push(&mut state, "extended", event.into(), to);
+    }
+
+    /// Whom pending question `ticket` is addressed to: `Some(audience)` while it is pending
+    /// here, `None` once it is not.
+    pub fn audience(&self, ticket: u64) -> Option<Audience> {
+        self.lock()
+            .pending
+            .get(&ticket)
+            .map(|entry| entry.to.clone())
     }
 
     /// Opens a stream. With a `Last-Event-ID` still in the log, it resumes after that event;
@@ -185,6 +229,7 @@ impl EventLog {
                             id: if i + 1 == count { head } else { entry.seq },
                             name: "requested",
                             data: entry.data.clone(),
+                            to: entry.to.clone(),
                         })
                     })
                     .collect()
@@ -202,6 +247,18 @@ impl EventLog {
     /// for, as Server-Sent Events (a `retry:` first, a keep-alive comment every 15 s); an
     /// empty stream once closed.
     pub fn respond(&self, headers: &HeaderMap) -> Response {
+        self.respond_for(headers, None, None)
+    }
+
+    /// [`respond`](Self::respond) for one person (§23): only the events of the questions
+    /// `filter` admits (by their audience), and the stream ends when `end` resolves (the
+    /// person's token was taken away).
+    pub fn respond_for(
+        &self,
+        headers: &HeaderMap,
+        filter: StreamFilter,
+        end: StreamEnd,
+    ) -> Response {
         const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
         let last_event_id = headers
             .get(LAST_EVENT_ID)
@@ -213,16 +270,23 @@ impl EventLog {
             Some(connection) => {
                 let events = stream::iter(connection.replay)
                     .chain(ReceiverStream::new(connection.events))
+                    .filter(move |e| {
+                        let shown = filter.as_ref().is_none_or(|admits| admits(e.to.as_deref()));
+                        std::future::ready(shown)
+                    })
                     .map(|e| {
                         Ok(Event::default()
                             .id(e.id.to_string())
                             .event(e.name)
                             .data(&*e.data))
                     });
-                Box::pin(
+                let events =
                     stream::once(async { Ok(Event::default().retry(Duration::from_millis(1000))) })
-                        .chain(events),
-                )
+                        .chain(events);
+                match end {
+                    Some(end) => Box::pin(events.take_until(end)),
+                    None => Box::pin(events),
+                }
             }
             None => Box::pin(stream::empty()),
         };
@@ -234,10 +298,16 @@ impl EventLog {
     /// `{"pending":[P…]}` from the questions pending as of the last event, in arrival order
     /// (each P serialized once, when it arrived or its deadline moved).
     pub fn pending_json(&self) -> String {
+        self.pending_json_for(&None)
+    }
+
+    /// [`pending_json`](Self::pending_json) of the questions `filter` admits (§23).
+    pub fn pending_json_for(&self, filter: &StreamFilter) -> String {
         let parts: Vec<Arc<str>> = self
             .lock()
             .pending
             .values()
+            .filter(|e| filter.as_ref().is_none_or(|admits| admits(e.to.as_deref())))
             .map(|e| e.data.clone())
             .collect();
         let mut out = String::with_capacity(16 + parts.iter().map(|p| p.len() + 1).sum::<usize>());
@@ -282,11 +352,11 @@ mod tests {
         let log = EventLog::default();
         // Tickets 1..=4 whose events came 2, 1, 4, 3; ticket 5 asked and answered meanwhile.
         for ticket in [2, 1, 4] {
-            log.requested(ticket, format!("p{ticket}").into());
+            log.requested(ticket, format!("p{ticket}").into(), None);
         }
-        log.requested(5, "p5".into());
-        log.resolved(5, "answered");
-        log.requested(3, "p3".into());
+        log.requested(5, "p5".into(), None);
+        log.resolved(5, "answered", None);
+        log.requested(3, "p3".into(), None);
         let replay = log.connect(None).expect("open").replay;
         let ids: Vec<u64> = replay.iter().map(|e| e.id).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
@@ -318,10 +388,10 @@ mod tests {
     #[test]
     fn a_resume_from_just_before_the_oldest_event_kept_still_resumes() {
         let log = EventLog::default();
-        log.requested(1, "p1".into());
+        log.requested(1, "p1".into(), None);
         for ticket in 2..(LOG_CAPACITY as u64 + 12) {
-            log.requested(ticket, "x".into());
-            log.resolved(ticket, "cancelled");
+            log.requested(ticket, "x".into(), None);
+            log.resolved(ticket, "cancelled", None);
         }
         let (oldest, head) = {
             let state = log.lock();

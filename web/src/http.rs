@@ -13,7 +13,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Extension, Path, Query, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -22,10 +22,11 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use serde::Serialize;
 use subtle::ConstantTimeEq;
-use user_questions::{ErrorCode, UserQuestionError};
+use user_questions::{ErrorCode, Respondent, UserQuestionError};
 
+use crate::access::{self, AccessControl, Asker, Person, TokenDigest, Who};
 use crate::assets;
-use crate::events::EventLog;
+use crate::events::{EventLog, StreamEnd, StreamFilter};
 
 /// Request bodies above this get 413.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -112,6 +113,11 @@ impl ApiError {
             code,
             message: message.into(),
         }
+    }
+
+    /// 403 `FORBIDDEN` with this message.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "FORBIDDEN", message)
     }
 
     /// 401 `UNAUTHORIZED`.
@@ -207,10 +213,12 @@ pub fn json_response(status: StatusCode, body: String) -> Response {
 
 // ---- the app --------------------------------------------------------------------------------
 
-/// Who may use a server: its token, the name of its session cookie, and whether it answers
-/// only requests addressed to a loopback host.
+/// Who may use a server: its token (or, with an access file, the tokens of its people and
+/// askers, §23), the name of its session cookie, and whether it answers only requests
+/// addressed to a loopback host.
 pub struct Access {
     token: String,
+    control: Option<Arc<AccessControl>>,
     cookie_name: String,
     loopback: bool,
 }
@@ -221,13 +229,127 @@ impl Access {
     pub fn new(token: String, addr: SocketAddr) -> Access {
         Access {
             token,
+            control: None,
             cookie_name: format!("uq-session-{}", addr.port()),
             loopback: addr.ip().is_loopback(),
         }
     }
 
+    /// The same access, but by the tokens of an access file (§23) instead of the one token.
+    pub fn with_control(mut self, control: Arc<AccessControl>) -> Access {
+        self.control = Some(control);
+        self
+    }
+
+    /// The access file in force, when the server has one.
+    pub fn control(&self) -> Option<&Arc<AccessControl>> {
+        self.control.as_ref()
+    }
+
     fn token_matches(&self, candidate: &str) -> bool {
         bool::from(candidate.as_bytes().ct_eq(self.token.as_bytes()))
+    }
+
+    /// Who a presented token is: anyone with the one token (no access file), else the person
+    /// or asker of the access file whose token it is.
+    fn caller_of(&self, candidate: &str) -> Option<Caller> {
+        match &self.control {
+            None => self.token_matches(candidate).then_some(Caller::Anyone),
+            Some(control) => {
+                let digest = access::token_digest(candidate);
+                let who = control.current().who_by_digest(&digest)?;
+                Some(match who {
+                    Who::Person(person) => Caller::Person { person, digest },
+                    Who::Asker(asker) => Caller::Asker { asker, digest },
+                })
+            }
+        }
+    }
+}
+
+/// Who made a request (§23), put in the request's extensions by the security layer.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    /// The holder of the server's one token (no access file): may do everything, as in 0.2.
+    Anyone,
+    /// A person of the access file: the page and the person API, for the questions
+    /// addressed to them.
+    Person {
+        /// Who.
+        person: Arc<Person>,
+        /// Their token's digest (a stream ends when a reload takes the token away).
+        digest: TokenDigest,
+    },
+    /// An asker of the access file: the asker routes, for its own asks.
+    Asker {
+        /// Who.
+        asker: Arc<Asker>,
+        /// Its token's digest.
+        digest: TokenDigest,
+    },
+}
+
+impl Caller {
+    /// The person, as recorded with what they settle: `None` for anyone else.
+    pub fn respondent(&self) -> Option<Respondent> {
+        match self {
+            Caller::Person { person, .. } => {
+                Some(Respondent::new(person.id.clone(), person.name.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this caller may see a question addressed to `to` (`None`: everyone): anyone
+    /// sees every question, a person those addressed to them, an asker none.
+    pub fn sees(&self, to: Option<&[String]>) -> bool {
+        match self {
+            Caller::Anyone => true,
+            Caller::Person { person, .. } => access::addressed_to(person, to),
+            Caller::Asker { .. } => false,
+        }
+    }
+
+    /// The asker's id, for an asker.
+    pub fn asker_id(&self) -> Option<&str> {
+        match self {
+            Caller::Asker { asker, .. } => Some(&asker.id),
+            _ => None,
+        }
+    }
+
+    /// The filter of this caller's event stream and listing: `None` for anyone (everything).
+    pub fn filter(&self) -> StreamFilter {
+        match self {
+            Caller::Anyone => None,
+            Caller::Person { person, .. } => {
+                let person = person.clone();
+                Some(Arc::new(move |to: Option<&[String]>| {
+                    access::addressed_to(&person, to)
+                }))
+            }
+            Caller::Asker { .. } => Some(Arc::new(|_: Option<&[String]>| false)),
+        }
+    }
+
+    /// What ends this caller's event stream: a reload of the access file that takes their
+    /// token away (§23). `None` for anyone (the one token never changes).
+    pub fn stream_end(&self, access: &Access) -> StreamEnd {
+        let control = access.control.clone()?;
+        let (digest, who) = match self {
+            Caller::Anyone => return None,
+            Caller::Person { person, digest } => (*digest, Who::Person(person.clone())),
+            Caller::Asker { asker, digest } => (*digest, Who::Asker(asker.clone())),
+        };
+        let mut changes = control.changes();
+        Some(Box::pin(async move {
+            while changes.changed().await.is_ok() {
+                if !control.still_valid(&digest, &who) {
+                    return;
+                }
+            }
+            // The access file's holder is gone (the server is stopping): the stream ends with it.
+        }))
     }
 }
 
@@ -243,19 +365,27 @@ pub trait Questions: Send + Sync + 'static {
     /// The stream behind `GET /api/v1/events`.
     fn events(&self) -> &EventLog;
 
-    /// `GET /api/v1/questions`: `{"pending":[P…]}` (async: a server may consult its store).
-    fn pending_json(&self) -> impl Future<Output = ApiResult<String>> + Send;
+    /// `GET /api/v1/questions`: `{"pending":[P…]}` of the questions `caller` sees (async: a
+    /// server may consult its store).
+    fn pending_json(&self, caller: &Caller) -> impl Future<Output = ApiResult<String>> + Send;
 
-    /// `POST /api/v1/questions/{ticket}/answer` with its body (at most [`MAX_BODY_BYTES`]).
-    fn answer(&self, ticket: u64, body: Bytes) -> impl Future<Output = ApiResult<()>> + Send;
+    /// `POST /api/v1/questions/{ticket}/answer` with its body (at most [`MAX_BODY_BYTES`]),
+    /// by `caller` (its respondent is recorded; a ticket it does not see is `NOT_PENDING`).
+    fn answer(
+        &self,
+        caller: &Caller,
+        ticket: u64,
+        body: Bytes,
+    ) -> impl Future<Output = ApiResult<()>> + Send;
 
-    /// `POST /api/v1/questions/{ticket}/cancel`.
-    fn cancel(&self, ticket: u64) -> impl Future<Output = ApiResult<()>> + Send;
+    /// `POST /api/v1/questions/{ticket}/cancel` by `caller`.
+    fn cancel(&self, caller: &Caller, ticket: u64) -> impl Future<Output = ApiResult<()>> + Send;
 
-    /// `POST /api/v1/questions/{ticket}/extend` by `ms` (see [`extend_ms`]): the new deadline,
-    /// or `None` for a question without one.
+    /// `POST /api/v1/questions/{ticket}/extend` by `ms` (see [`extend_ms`]) by `caller`: the
+    /// new deadline, or `None` for a question without one.
     fn extend(
         &self,
+        caller: &Caller,
         ticket: u64,
         ms: i64,
     ) -> impl Future<Output = ApiResult<Option<String>>> + Send;
@@ -296,8 +426,12 @@ async fn guard<S: Questions>(
     request: Request,
     next: Next,
 ) -> Response {
+    let mut request = request;
     let mut response = match check(state.access(), &request) {
-        Ok(()) => next.run(request).await,
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
         Err(error) => error.into_response(),
     };
     let headers = response.headers_mut();
@@ -317,7 +451,19 @@ async fn guard<S: Questions>(
     response
 }
 
-fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
+/// The routes of askers (§20): with an access file, only askers use them, and only askers
+/// may use nothing else (§23).
+fn is_asker_route(path: &str) -> bool {
+    path == "/api/v1/asks" || path.starts_with("/api/v1/asks/")
+}
+
+/// 403 for a person's token on the asker routes.
+const PERSON_ON_ASKER_ROUTE: &str =
+    "a person's token cannot post or follow asks: the asker routes need an asker's token";
+/// 403 for an asker's token on the page or the person API.
+const ASKER_ON_PERSON_ROUTE: &str = "an asker's token cannot see or settle questions: the page and the person API need a person's token";
+
+fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
     let headers = request.headers();
     if access.loopback && !host_is_loopback(request) {
         return Err(ApiError::new(
@@ -342,8 +488,21 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
             .uri()
             .query()
             .is_some_and(|q| q.split('&').any(|p| p.starts_with("token=")));
-    if !logging_in && !authorized(access, headers) {
-        return Err(ApiError::unauthorized());
+    let caller = match caller(access, headers) {
+        Some(caller) => caller,
+        // The page's handler checks the login's token itself.
+        None if logging_in => Caller::Anyone,
+        None => return Err(ApiError::unauthorized()),
+    };
+    let asker_route = is_asker_route(request.uri().path());
+    match &caller {
+        Caller::Person { .. } if asker_route => {
+            return Err(ApiError::forbidden(PERSON_ON_ASKER_ROUTE));
+        }
+        Caller::Asker { .. } if !asker_route && !logging_in => {
+            return Err(ApiError::forbidden(ASKER_ON_PERSON_ROUTE));
+        }
+        _ => {}
     }
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -352,15 +511,17 @@ fn check(access: &Access, request: &Request) -> Result<(), ApiError> {
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(ApiError::too_large());
     }
-    Ok(())
+    Ok(caller)
 }
 
-fn authorized(access: &Access, headers: &HeaderMap) -> bool {
+/// Who the request's credentials name: a bearer token, else the session cookie; `None` when
+/// neither is a token of the server.
+fn caller(access: &Access, headers: &HeaderMap) -> Option<Caller> {
     for value in headers.get_all(header::AUTHORIZATION) {
         if let Some(token) = value.to_str().ok().and_then(bearer_token)
-            && access.token_matches(token)
+            && let Some(caller) = access.caller_of(token)
         {
-            return true;
+            return Some(caller);
         }
     }
     for value in headers.get_all(header::COOKIE) {
@@ -369,12 +530,14 @@ fn authorized(access: &Access, headers: &HeaderMap) -> bool {
         // hide it, so the header is read as UTF-8 with replacement, never skipped.
         let text = String::from_utf8_lossy(value.as_bytes());
         for cookie in cookie::Cookie::split_parse(text.as_ref()).flatten() {
-            if cookie.name() == access.cookie_name && access.token_matches(cookie.value()) {
-                return true;
+            if cookie.name() == access.cookie_name
+                && let Some(caller) = access.caller_of(cookie.value())
+            {
+                return Some(caller);
             }
         }
     }
-    false
+    None
 }
 
 /// The credentials of an `Authorization: Bearer TOKEN` value. The scheme's name is
@@ -446,11 +609,22 @@ async fn page<S: Questions>(
         .filter(|(name, _)| name == "token")
         .map(|(_, value)| value)
         .peekable();
-    if tokens.peek().is_some() {
-        if !tokens.all(|token| access.token_matches(token)) {
+    if let Some(&first) = tokens.peek() {
+        let first = first.clone();
+        let callers: Option<Vec<Caller>> = tokens
+            .map(|token| (*token == first).then(|| access.caller_of(token)).flatten())
+            .collect();
+        let Some(callers) = callers else {
             return ApiError::unauthorized().into_response();
+        };
+        // The page is a person's (§23): an asker's token does not log in.
+        if callers
+            .iter()
+            .any(|caller| matches!(caller, Caller::Asker { .. }))
+        {
+            return ApiError::forbidden(ASKER_ON_PERSON_ROUTE).into_response();
         }
-        let cookie = cookie::Cookie::build((access.cookie_name.as_str(), access.token.as_str()))
+        let cookie = cookie::Cookie::build((access.cookie_name.as_str(), first.as_str()))
             .http_only(true)
             .same_site(cookie::SameSite::Strict)
             .path("/")
@@ -491,44 +665,58 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 // ---- the person's API -----------------------------------------------------------------------
 
-async fn list<S: Questions>(State(state): State<Arc<S>>) -> ApiResult<Response> {
-    Ok(json_response(StatusCode::OK, state.pending_json().await?))
+async fn list<S: Questions>(
+    State(state): State<Arc<S>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Response> {
+    Ok(json_response(
+        StatusCode::OK,
+        state.pending_json(&caller).await?,
+    ))
 }
 
-async fn events<S: Questions>(State(state): State<Arc<S>>, headers: HeaderMap) -> Response {
-    state.events().respond(&headers)
+async fn events<S: Questions>(
+    State(state): State<Arc<S>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
+    let end = caller.stream_end(state.access());
+    state.events().respond_for(&headers, caller.filter(), end)
 }
 
 async fn answer<S: Questions>(
     State(state): State<Arc<S>>,
+    Extension(caller): Extension<Caller>,
     ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
     let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     let body = read_body(body).await?;
-    state.answer(ticket, body).await?;
+    state.answer(&caller, ticket, body).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }
 
 async fn cancel<S: Questions>(
     State(state): State<Arc<S>>,
+    Extension(caller): Extension<Caller>,
     ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
     let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     read_body(body).await?;
-    state.cancel(ticket).await?;
+    state.cancel(&caller, ticket).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
 }
 
 async fn extend<S: Questions>(
     State(state): State<Arc<S>>,
+    Extension(caller): Extension<Caller>,
     ticket: Result<Path<String>, PathRejection>,
     body: Body,
 ) -> ApiResult<Response> {
     let ticket = ticket_in(ticket, S::MAX_TICKET)?;
     let ms = extend_ms(&read_body(body).await?);
-    let body = match state.extend(ticket, ms).await? {
+    let body = match state.extend(&caller, ticket, ms).await? {
         Some(at) => serde_json::json!({ "expiresAt": at }).to_string(),
         None => "{}".to_owned(),
     };

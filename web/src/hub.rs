@@ -39,15 +39,21 @@ impl Hub {
             InboxEvent::Requested(question) => {
                 questions.insert(question.ticket, question.clone());
                 self.events
-                    .requested(question.ticket, pending_data(question));
+                    .requested(question.ticket, pending_data(question), question.to.clone());
             }
             InboxEvent::Resolved {
-                ticket, outcome, ..
+                ticket,
+                outcome,
+                by,
             } => {
                 questions.remove(ticket);
-                self.events.resolved(*ticket, outcome.as_str());
+                self.events.resolved(*ticket, outcome.as_str(), by.as_ref());
             }
-            InboxEvent::Extended { ticket, expires_at } => {
+            InboxEvent::Extended {
+                ticket,
+                expires_at,
+                by,
+            } => {
                 let data = match questions.get_mut(ticket) {
                     Some(question) => {
                         question.expires_at = Some(expires_at.clone());
@@ -55,7 +61,7 @@ impl Hub {
                     }
                     None => Arc::from(""),
                 };
-                self.events.extended(*ticket, expires_at, data);
+                self.events.extended(*ticket, expires_at, data, by.as_ref());
             }
             // An event kind this server does not know is not streamed.
             _ => {}

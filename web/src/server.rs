@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use user_questions::QuestionInbox;
 
 use crate::events::EventLog;
-use crate::http::{Access, ApiError, ApiResult, Questions};
+use crate::http::{Access, ApiError, ApiResult, Caller, Questions, not_pending};
 use crate::hub::Hub;
 
 /// What every handler shares.
@@ -46,28 +46,51 @@ impl Questions for Server {
 
     /// The inbox's pending questions as the event stream has them: the inbox tells its
     /// subscribers before an operation returns, so this is never behind a settled request.
-    async fn pending_json(&self) -> ApiResult<String> {
-        Ok(self.hub.events.pending_json())
+    async fn pending_json(&self, caller: &Caller) -> ApiResult<String> {
+        Ok(self.hub.events.pending_json_for(&caller.filter()))
     }
 
-    async fn answer(&self, ticket: u64, body: Bytes) -> ApiResult<()> {
+    /// The respondent is the caller's, whatever the body says (§23: who answered is never
+    /// taken from the request).
+    async fn answer(&self, caller: &Caller, ticket: u64, body: Bytes) -> ApiResult<()> {
+        self.visible(caller, ticket)?;
         let inbox = self.inbox.clone();
+        let respondent = caller.respondent();
         settle(move || match std::str::from_utf8(&body) {
-            Ok(text) => inbox.answer_json(ticket, text),
+            Ok(text) => match user_questions::parse_answer_json(text) {
+                Ok(answer) => inbox.answer(ticket, answer.with_respondent(respondent)),
+                // The inbox words it, after NOT_PENDING / ALREADY_RESOLVED.
+                Err(_) => inbox.answer_json(ticket, text),
+            },
             // Not UTF-8, so not JSON: the inbox reports it (after NOT_PENDING / ALREADY_RESOLVED).
             Err(_) => inbox.answer_json(ticket, "\u{FFFD}"),
         })
         .await
     }
 
-    async fn cancel(&self, ticket: u64) -> ApiResult<()> {
+    async fn cancel(&self, caller: &Caller, ticket: u64) -> ApiResult<()> {
+        self.visible(caller, ticket)?;
         let inbox = self.inbox.clone();
-        settle(move || inbox.cancel(ticket)).await
+        let by = caller.respondent();
+        settle(move || inbox.cancel_by(ticket, by)).await
     }
 
-    async fn extend(&self, ticket: u64, ms: i64) -> ApiResult<Option<String>> {
+    async fn extend(&self, caller: &Caller, ticket: u64, ms: i64) -> ApiResult<Option<String>> {
+        self.visible(caller, ticket)?;
         let inbox = self.inbox.clone();
-        settle(move || inbox.extend_ms(ticket, ms)).await
+        let by = caller.respondent();
+        settle(move || inbox.extend_ms_by(ticket, ms, by)).await
+    }
+}
+
+impl Server {
+    /// A pending ticket that is not addressed to `caller` is, for them, a ticket never issued
+    /// (§23: 404 `NOT_PENDING`).
+    fn visible(&self, caller: &Caller, ticket: u64) -> ApiResult<()> {
+        match self.hub.events.audience(ticket) {
+            Some(to) if !caller.sees(to.as_deref()) => Err(not_pending(&ticket.to_string())),
+            _ => Ok(()),
+        }
     }
 }
 
