@@ -205,6 +205,10 @@ struct AskOptions {
     /// With --web: where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
     #[arg(long, value_name = "ADDR", requires = "web", value_parser = listen_parser)]
     listen: Option<String>,
+    /// With --web: the access file (TOML): people with tokens of their own answer, each
+    /// recorded as the answer's respondent (`uq token` makes tokens)
+    #[arg(long, value_name = "PATH", requires = "web", value_hint = ValueHint::FilePath)]
+    access: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -446,7 +450,11 @@ fn register(
     }
     if options.web {
         let listen = options.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        let web = WebProvider::bind(listen)?;
+        let mut builder = WebProvider::builder().listen(listen);
+        if let Some(path) = &options.access {
+            builder = builder.access_file(path)?;
+        }
+        let web = builder.bind()?;
         let url = web.url().to_owned();
         // Owned by the context: dropping it stops the server.
         return Ok((
@@ -714,12 +722,8 @@ fn serve(args: ServeArgs) -> ExitCode {
             Ok(control) => Some(std::sync::Arc::new(control)),
             Err(message) => return fail(&UserQuestionError::invalid_argument(message)),
         },
-        None => {
-            eprintln!(
-                "warning: one token lets askers answer their own questions; give people and askers their own tokens with --access"
-            );
-            None
-        }
+        // `serve` warns of the one token after its open line.
+        None => None,
     };
     let config = HubConfig {
         access,

@@ -68,6 +68,9 @@ pub struct McpArgs {
     /// With --web: where to listen, HOST:PORT (default 127.0.0.1:0, a free port)
     #[arg(long, value_name = "ADDR", requires = "web", value_parser = crate::listen_parser)]
     listen: Option<String>,
+    /// With --web: the access file (TOML): people with tokens of their own answer
+    #[arg(long, value_name = "PATH", requires = "web", value_hint = ValueHint::FilePath)]
+    access: Option<PathBuf>,
     /// Ask through the hub at URL (`uq serve`)
     #[arg(long, value_name = "URL", conflicts_with = "auto")]
     hub: Option<String>,
@@ -101,7 +104,12 @@ fn register(
             .map(Some);
     }
     if args.web {
-        let web = WebProvider::bind(args.listen.as_deref().unwrap_or(DEFAULT_LISTEN))?;
+        let mut builder =
+            WebProvider::builder().listen(args.listen.as_deref().unwrap_or(DEFAULT_LISTEN));
+        if let Some(path) = &args.access {
+            builder = builder.access_file(path)?;
+        }
+        let web = builder.bind()?;
         errln!("open {}", web.url());
         // Owned by the context: dropping it stops the server.
         return service.register_provider(web).map(Some);

@@ -59,6 +59,9 @@ fn serve(store: &str, listen: &str, extra: &[&str]) -> Serve {
         .unwrap_or_else(|| panic!("not an open line: {open}"));
     let addr = url.split('/').next().unwrap().to_owned();
     assert!(url.ends_with(&format!("/?token={TOKEN}")), "{open}");
+    // Without an access file, one warning after the open line (§23).
+    let warning = rx.recv_timeout(PATIENCE).expect("uq serve warns");
+    assert_eq!(warning, user_questions_hub::ONE_TOKEN_WARNING);
     Serve {
         child,
         addr,
@@ -233,6 +236,91 @@ fn a_failing_on_question_command_is_logged_and_the_hub_keeps_serving() {
     );
     let (status, body) = http(&hub.addr, "POST", "/api/v1/asks", REQUEST).unwrap();
     assert_eq!((status, body.as_str()), (201, r#"{"ticket":2}"#));
+}
+
+#[test]
+fn uq_serve_with_an_access_file_opens_without_a_token_and_refuses_a_bad_file_with_exit_15() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let file = dir.path().join("access.toml");
+    let digest = user_questions_web::access::hash_token("alice-token");
+    std::fs::write(
+        &file,
+        format!("[[person]]\nid = \"Alice\"\ntoken_sha256 = \"{digest}\"\n"),
+    )
+    .unwrap();
+    let output = Command::new(UQ)
+        .args([
+            "serve",
+            "--store",
+            &store,
+            "--listen",
+            "127.0.0.1:0",
+            "--access",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(15));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.lines().next().unwrap_or(""),
+        format!(
+            "INVALID_ARGUMENT: cannot read the access file {}: person 1 (id \"Alice\"): id must be 1 to 64 characters from a-z 0-9 . _ -",
+            file.display()
+        )
+    );
+    assert!(
+        !dir.path().join("hub.db").exists(),
+        "a refused start makes no store"
+    );
+    std::fs::write(
+        &file,
+        format!("[[person]]\nid = \"alice\"\ntoken_sha256 = \"{digest}\"\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(UQ)
+        .args([
+            "serve",
+            "--store",
+            &store,
+            "--listen",
+            "127.0.0.1:0",
+            "--access",
+        ])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim_end()
+        .strip_prefix("open http://")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("an open line without a token: {line:?}"))
+        .to_owned();
+    // Alice's own token works; the old one-token login does not exist.
+    let request = format!(
+        "GET /api/v1/questions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer alice-token\r\nConnection: close\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.ends_with(r#"{"pending":[]}"#), "{reply}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut rest = String::new();
+    let _ = stderr.read_to_string(&mut rest);
+    assert!(
+        !rest.contains("warning: one token"),
+        "no one-token warning with an access file: {rest}"
+    );
 }
 
 #[test]

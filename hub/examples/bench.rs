@@ -295,6 +295,8 @@ fn restart(pending: usize) {
                     timeout_ms: None,
                     lease_ms: None,
                     request_id: None,
+                    asker: String::new(),
+                    to: None,
                 })
             });
             let results = futures::stream::iter(creates)

@@ -394,12 +394,21 @@ fn run_server(
     }
 }
 
+/// What `uq serve` warns once without an access file (§23).
+pub const ONE_TOKEN_WARNING: &str = "warning: one token lets askers answer their own questions; give people and askers their own tokens with --access";
+
 /// Runs a hub until SIGTERM or SIGINT (`uq serve`): prints `open <url>` on stderr once it
-/// serves, and returns within a few seconds of the signal (open long polls end, the store's
-/// queued changes are committed). An error when the hub cannot start (the address, the store).
+/// serves — then, without an access file, [`ONE_TOKEN_WARNING`] — and returns within a few
+/// seconds of the signal (open long polls end, the store's queued changes are committed). An
+/// error when the hub cannot start (the address, the store). With an access file, SIGHUP
+/// reloads it.
 pub fn serve(config: HubConfig) -> Result<(), HubError> {
+    let one_token = config.access.is_none();
     let hub = Hub::start_inner(config, true)?;
     eprintln!("open {}", hub.url());
+    if one_token {
+        eprintln!("{ONE_TOKEN_WARNING}");
+    }
     hub.wait();
     Ok(())
 }

@@ -1087,6 +1087,8 @@ mod tests {
             timeout_ms: None,
             lease_ms: None,
             request_id: None,
+            asker: String::new(),
+            to: None,
         }
     }
 
@@ -1155,6 +1157,7 @@ mod tests {
                     status: Status::Cancelled,
                     answer: None,
                     message: None,
+                    by: None,
                     at: 3_000,
                 },
             )
@@ -1171,6 +1174,7 @@ mod tests {
                     status: Status::Answered,
                     answer: Some(r#"{"answers":[]}"#.into()),
                     message: None,
+                    by: None,
                     at: 4_000,
                 },
             )

@@ -386,7 +386,8 @@ fn migrations_are_recorded_once() {
         vec![
             (1, "asks".to_owned()),
             (2, "lease".to_owned()),
-            (3, "request_id".to_owned())
+            (3, "request_id".to_owned()),
+            (4, "askers".to_owned()),
         ]
     );
 }

@@ -17,6 +17,8 @@ fn new_ask() -> NewAsk {
         timeout_ms: None,
         lease_ms: None,
         request_id: None,
+        asker: String::new(),
+        to: None,
     }
 }
 

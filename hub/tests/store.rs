@@ -17,6 +17,8 @@ fn new_ask(key: Option<&str>, timeout_ms: Option<u64>) -> NewAsk {
         timeout_ms,
         lease_ms: None,
         request_id: None,
+        asker: String::new(),
+        to: None,
     }
 }
 
@@ -25,6 +27,7 @@ fn settlement(status: Status, answer: Option<&str>) -> Settlement {
         status,
         answer: answer.map(str::to_owned),
         message: None,
+        by: None,
         at: 2_000,
     }
 }
@@ -58,7 +61,8 @@ fn migrations_are_recorded_once_and_reopening_keeps_everything() {
         vec![
             (1, "asks".to_owned()),
             (2, "lease".to_owned()),
-            (3, "request_id".to_owned())
+            (3, "request_id".to_owned()),
+            (4, "askers".to_owned()),
         ]
     );
 }
@@ -96,6 +100,7 @@ fn tickets_increase_and_are_never_reused_after_a_purge() {
     );
     // Cancelled before its deadline (at 1,200).
     let cancel = Settlement {
+        by: None,
         at: 1_200,
         ..settlement(Status::Cancelled, None)
     };
@@ -124,14 +129,14 @@ fn a_key_returns_the_ask_it_names() {
         Created::New(_) => panic!("a second ask under one key"),
     }
     assert_eq!(
-        futures::executor::block_on(store.by_key("k"))
+        futures::executor::block_on(store.by_key("", "k"))
             .unwrap()
             .unwrap()
             .ticket,
         a
     );
     assert_eq!(
-        futures::executor::block_on(store.by_key("other")).unwrap(),
+        futures::executor::block_on(store.by_key("", "other")).unwrap(),
         None
     );
 }
@@ -165,6 +170,7 @@ fn extend_moves_only_a_pending_deadline_forward_and_never_revives_a_due_one() {
         Settled::NotDue
     );
     let at_deadline = Settlement {
+        by: None,
         at: 9_000,
         ..settlement(Status::TimedOut, None)
     };
@@ -373,7 +379,8 @@ fn a_file_of_the_first_version_is_migrated_and_its_asks_get_leases_when_a_hub_st
         vec![
             (1, "asks".to_owned()),
             (2, "lease".to_owned()),
-            (3, "request_id".to_owned())
+            (3, "request_id".to_owned()),
+            (4, "askers".to_owned()),
         ]
     );
 }
@@ -388,6 +395,8 @@ fn a_request_id_returns_the_ask_its_first_post_stored() {
     let posted = |id: &str| NewAsk {
         lease_ms: Some(60_000),
         request_id: Some(id.to_owned()),
+        asker: String::new(),
+        to: None,
         ..new_ask(None, None)
     };
     let first = {

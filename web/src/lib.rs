@@ -75,6 +75,7 @@ thread_local! {
 pub struct WebProviderBuilder {
     listen: Option<String>,
     token: Option<String>,
+    access: Option<Arc<access::AccessControl>>,
 }
 
 impl WebProviderBuilder {
@@ -91,6 +92,23 @@ impl WebProviderBuilder {
         self
     }
 
+    /// People with tokens of their own instead of the one token (§23): the page and API then
+    /// take only the access file's person tokens, each person sees and settles the questions
+    /// addressed to them, and their answers carry their `respondent`. The URL carries no
+    /// token. [`AccessControl::reload`](access::AccessControl::reload) re-reads the file.
+    pub fn access(mut self, control: Arc<access::AccessControl>) -> Self {
+        self.access = Some(control);
+        self
+    }
+
+    /// [`access`](Self::access) from the access file at `path`; `INVALID_ARGUMENT` with
+    /// `cannot read the access file PATH: <reason>` when it does not pass.
+    pub fn access_file(self, path: impl Into<std::path::PathBuf>) -> Result<Self> {
+        let control = access::AccessControl::load(path.into())
+            .map_err(UserQuestionError::invalid_argument)?;
+        Ok(self.access(Arc::new(control)))
+    }
+
     /// Binds the address and starts serving.
     ///
     /// `INVALID_ARGUMENT` for a token of the wrong form or an address that cannot be bound
@@ -104,7 +122,7 @@ impl WebProviderBuilder {
             None => random_token()?,
         };
         let listen = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        WebProvider::start(listen, token)
+        WebProvider::start(listen, token, self.access)
     }
 }
 
@@ -233,14 +251,22 @@ impl WebProvider {
         WebProviderBuilder::default()
     }
 
-    fn start(listen: &str, token: String) -> Result<WebProvider> {
+    fn start(
+        listen: &str,
+        token: String,
+        control: Option<Arc<access::AccessControl>>,
+    ) -> Result<WebProvider> {
         let (listener, addr) = http::bind(listen).map_err(UserQuestionError::invalid_argument)?;
         if !addr.ip().is_loopback() {
             eprintln!(
                 "user-questions web: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token"
             );
         }
-        let url = format!("{}/?token={token}", http::base_url(addr));
+        // With an access file people log in with their own tokens: the URL carries none.
+        let url = match &control {
+            Some(_) => format!("{}/", http::base_url(addr)),
+            None => format!("{}/?token={token}", http::base_url(addr)),
+        };
 
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
@@ -265,7 +291,10 @@ impl WebProvider {
         let server = Arc::new(server::Server {
             inbox: inbox.clone(),
             hub: hub.clone(),
-            access: http::Access::new(token.clone(), addr),
+            access: match control {
+                Some(control) => http::Access::new(token.clone(), addr).with_control(control),
+                None => http::Access::new(token.clone(), addr),
+            },
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
