@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use user_questions::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption,
+    AskUserQuestionOption, Respondent,
 };
 
 // The direct conversions below ([`answer_to_py`], [`questions_to_py`]) write every field of
@@ -18,7 +18,10 @@ use user_questions::{
 // these checks stop the build: the conversion must then learn the new field.
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<AskUserQuestionAnswer>() == size_of::<Vec<AskUserQuestionAnswerItem>>());
+    assert!(
+        size_of::<AskUserQuestionAnswer>()
+            == size_of::<(Vec<AskUserQuestionAnswerItem>, Option<Respondent>)>()
+    );
     assert!(
         size_of::<AskUserQuestionAnswerItem>()
             == size_of::<(String, Vec<String>, Option<String>)>()
@@ -120,6 +123,10 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
 pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnswer> {
     let py = obj.py();
     let dict = obj.cast::<PyDict>().ok()?;
+    // Who answered (§23) is read by the core's parser, with its messages.
+    if dict.contains(intern!(py, "respondent")).ok()? {
+        return None;
+    }
     let items = dict.get_item(intern!(py, "answers")).ok()??;
     let items = items.cast::<PyList>().ok()?;
     let mut answers = Vec::with_capacity(items.len());
@@ -324,7 +331,8 @@ pub(crate) fn wire_to_py<'py, T: Serialize + ?Sized>(
 }
 
 /// An answer as Python data, the same as [`wire_to_py`] gives (`{"answers": [{"id",
-/// "selected", "custom"?}]}`), built directly with interned keys.
+/// "selected", "custom"?}], "respondent"?: {"id", "name"}}`), built directly with interned
+/// keys.
 pub(crate) fn answer_to_py<'py>(
     py: Python<'py>,
     answer: &AskUserQuestionAnswer,
@@ -341,6 +349,12 @@ pub(crate) fn answer_to_py<'py>(
     }
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "answers"), items)?;
+    if let Some(respondent) = &answer.respondent {
+        let who = PyDict::new(py);
+        who.set_item(intern!(py, "id"), &respondent.id)?;
+        who.set_item(intern!(py, "name"), &respondent.name)?;
+        dict.set_item(intern!(py, "respondent"), who)?;
+    }
     Ok(dict.into_any())
 }
 
