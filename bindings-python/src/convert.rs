@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use user_questions::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption,
+    AskUserQuestionOption, Respondent,
 };
 
 // The direct conversions below ([`answer_to_py`], [`questions_to_py`]) write every field of
@@ -18,7 +18,11 @@ use user_questions::{
 // these checks stop the build: the conversion must then learn the new field.
 const _: () = {
     use std::mem::size_of;
-    assert!(size_of::<AskUserQuestionAnswer>() == size_of::<Vec<AskUserQuestionAnswerItem>>());
+    assert!(
+        size_of::<AskUserQuestionAnswer>()
+            == size_of::<(Vec<AskUserQuestionAnswerItem>, Option<Respondent>)>()
+    );
+    assert!(size_of::<Respondent>() == size_of::<(String, String)>());
     assert!(
         size_of::<AskUserQuestionAnswerItem>()
             == size_of::<(String, Vec<String>, Option<String>)>()
@@ -116,10 +120,14 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
 /// An answer of the usual shape (`{"answers": [{"id": str, "selected": [str, ...],
 /// "custom"?: str}]}`, dicts and lists, within the limits), read directly; `None` for
 /// anything else, which the caller then parses through [`to_value`] and the core's parser
-/// for its exact message. Both give the same answer where this one gives one.
+/// for its exact message. Both give the same answer where this one gives one. An answer
+/// with a `respondent` (§23, rare: a person's server) goes to the core's parser too.
 pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnswer> {
     let py = obj.py();
     let dict = obj.cast::<PyDict>().ok()?;
+    if dict.contains(intern!(py, "respondent")).ok()? {
+        return None;
+    }
     let items = dict.get_item(intern!(py, "answers")).ok()??;
     let items = items.cast::<PyList>().ok()?;
     let mut answers = Vec::with_capacity(items.len());
@@ -324,7 +332,8 @@ pub(crate) fn wire_to_py<'py, T: Serialize + ?Sized>(
 }
 
 /// An answer as Python data, the same as [`wire_to_py`] gives (`{"answers": [{"id",
-/// "selected", "custom"?}]}`), built directly with interned keys.
+/// "selected", "custom"?}], "respondent"?: {"id", "name"}}`), built directly with interned
+/// keys.
 pub(crate) fn answer_to_py<'py>(
     py: Python<'py>,
     answer: &AskUserQuestionAnswer,
@@ -341,7 +350,21 @@ pub(crate) fn answer_to_py<'py>(
     }
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "answers"), items)?;
+    if let Some(respondent) = &answer.respondent {
+        dict.set_item(intern!(py, "respondent"), respondent_to_py(py, respondent)?)?;
+    }
     Ok(dict.into_any())
+}
+
+/// A respondent (§23) as Python data: `{"id", "name"}`.
+pub(crate) fn respondent_to_py<'py>(
+    py: Python<'py>,
+    respondent: &Respondent,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "id"), &respondent.id)?;
+    dict.set_item(intern!(py, "name"), &respondent.name)?;
+    Ok(dict)
 }
 
 /// Questions as Python data, the same as [`wire_to_py`] gives (each `{"id", "question",
