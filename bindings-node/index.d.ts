@@ -36,9 +36,20 @@ export interface AskUserQuestionAnswerItem {
   custom?: string
 }
 
+/** Who answered (§23): the person a server knew. `name` is the id when none was given. */
+export interface Respondent {
+  id: string
+  name: string
+}
+
 /** The answer to a batch: one item per question, in order. */
 export interface AskUserQuestionAnswer {
   answers: AskUserQuestionAnswerItem[]
+  /**
+   * Who answered, when the server that took the answer knew the person (§23). Answer checking
+   * ignores it; the model-facing tool result never carries it.
+   */
+  respondent?: Respondent
 }
 
 // ---- Errors (docs/reference.md §10) -------------------------------------------------------------------
@@ -127,6 +138,8 @@ export interface AskUserQuestionRequest {
   timeoutMs?: number
   /** A resumable key (a non-empty string of at most 256 characters), e.g. the tool call's id. */
   key?: string
+  /** Who is to answer (§23): 1 to 32 person ids or group names of 1 to 64 characters. */
+  to?: string[]
 }
 
 /** What a provider's `ask` receives. */
@@ -144,6 +157,8 @@ export interface ProviderRequest {
   expiresAt?: string
   /** The ask's resumable key, if it has one. */
   key?: string
+  /** Who is to answer (§23), if the request says. */
+  to?: string[]
 }
 
 /**
@@ -228,6 +243,8 @@ export interface PendingQuestion {
   expiresAt?: string
   /** The ask's resumable key, if it has one. */
   key?: string
+  /** Who is to answer (§23), if the request says. */
+  to?: string[]
 }
 
 /** How a pending question ended. */
@@ -236,7 +253,7 @@ export type InboxOutcome = 'answered' | 'cancelled' | 'aborted' | 'failed' | 'ti
 /** What inbox subscribers are told, in order. */
 export type InboxEvent =
   | ({ type: 'requested' } & PendingQuestion)
-  | { type: 'resolved'; ticket: number; outcome: InboxOutcome }
+  | { type: 'resolved'; ticket: number; outcome: InboxOutcome; by?: Respondent }
   | { type: 'extended'; ticket: number; expiresAt: string }
 
 /** Pending questions for UIs that answer later; register it as the provider. */
@@ -246,8 +263,8 @@ export declare class QuestionInbox {
   pending(): PendingQuestion[]
   /** Throws `BAD_ANSWER` (it stays pending), `ALREADY_RESOLVED` or `NOT_PENDING`. */
   answer(ticket: number, answer: AskUserQuestionAnswer): void
-  /** The asker gets `ASK_CANCELLED`. */
-  cancel(ticket: number): void
+  /** The asker gets `ASK_CANCELLED`; `by`, when given, is who cancelled (the `resolved` event's `by`). */
+  cancel(ticket: number, by?: Respondent): void
   /** The asker gets `PROVIDER_FAILED` with `message`. */
   fail(ticket: number, message: string): void
   /**

@@ -172,8 +172,11 @@ export declare class NativeInbox {
   answer(ticket: number, answerJson: string): void
   /** `answer` as a bound function (see the `raw` module): `(ticket, answerJson) => void`. */
   answerer(): (ticket: number, answerJson: string) => void
-  /** Cancels `ticket`: the asker gets `ASK_CANCELLED`. */
-  cancel(ticket: number): void
+  /**
+   * Cancels `ticket`: the asker gets `ASK_CANCELLED`. `by`: who cancelled (§23), as JSON
+   * text `{"id","name"}` (checked by the JS layer).
+   */
+  cancel(ticket: number, by?: string | undefined | null): void
   /** Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`. */
   fail(ticket: number, message: string): void
   /**

@@ -3,7 +3,7 @@
 'use strict'
 
 const native = require('../native.js')
-const { callNative, describe, invalidArgument, toJson } = require('./errors.js')
+const { callNative, describe, field, invalidArgument, toJson } = require('./errors.js')
 const { withDispose } = require('./dispose.js')
 
 /**
@@ -13,6 +13,20 @@ const { withDispose } = require('./dispose.js')
 function ticketArg(ticket) {
   if (typeof ticket !== 'number') throw invalidArgument('a ticket must be a number')
   return ticket
+}
+
+/**
+ * A person `{id, name}` (§23) as JSON text, else `INVALID_ARGUMENT`.
+ * @param {unknown} by
+ * @returns {string}
+ */
+function respondentJson(by) {
+  const id = field(by, 'id', undefined)
+  const name = field(by, 'name', undefined)
+  if (typeof by !== 'object' || typeof id !== 'string' || typeof name !== 'string') {
+    throw invalidArgument('by must be an object with string id and name')
+  }
+  return JSON.stringify({ id, name })
 }
 
 /** @type {(inbox: QuestionInbox) => native.NativeInbox} */
@@ -25,8 +39,8 @@ class QuestionInbox {
   #answer = this.#native.answerer()
 
   /**
-   * The pending questions `{ticket, questions, agentId?, askedAt, expiresAt?, key?}` in
-   * arrival order (§7, §16, §20).
+   * The pending questions `{ticket, questions, agentId?, askedAt, expiresAt?, key?, to?}` in
+   * arrival order (§7, §16, §20, §23).
    * @returns {Array<Record<string, unknown>>}
    */
   pending() {
@@ -45,12 +59,15 @@ class QuestionInbox {
   }
 
   /**
-   * Cancels `ticket`: the asker gets `ASK_CANCELLED`.
+   * Cancels `ticket`: the asker gets `ASK_CANCELLED`. `by`, a person `{id, name}` (§23), is
+   * who cancelled: subscribers hear it as the `resolved` event's `by`.
    * @param {number} ticket
+   * @param {unknown} [by]
    */
-  cancel(ticket) {
+  cancel(ticket, by) {
     const t = ticketArg(ticket)
-    callNative(() => this.#native.cancel(t))
+    const person = by == null ? undefined : respondentJson(by)
+    callNative(() => this.#native.cancel(t, person))
   }
 
   /**
@@ -81,7 +98,7 @@ class QuestionInbox {
 
   /**
    * Calls `listener` with every later event — `{type: 'requested', ticket, questions,
-   * agentId?, askedAt, expiresAt?, key?}`, `{type: 'resolved', ticket, outcome}` and
+   * agentId?, askedAt, expiresAt?, key?, to?}`, `{type: 'resolved', ticket, outcome, by?}` and
    * `{type: 'extended', ticket, expiresAt}` — in order, on this thread: an event caused here
    * is delivered before the call that caused it returns, and a ticket's `resolved` always
    * reaches the listener before its asker can observe the settlement. A listener that throws

@@ -258,7 +258,7 @@ function signalOf(request, record) {
 /**
  * @param {Provider} provider
  * @param {number} call
- * @param {{ questions: unknown, agentKey?: number, expiresAt?: string, key?: string }} payload
+ * @param {{ questions: unknown, agentKey?: number, expiresAt?: string, key?: string, to?: string[] }} payload
  * @param {Call} record
  * @param {(call: number, record: Call, outcome: string, answer?: import('./snapshot.js').AnswerCopy) => void} finish
  */
@@ -268,7 +268,7 @@ function runProvider(provider, call, payload, record, finish) {
   if (record.withdrawn) return
   let result
   try {
-    const { questions, agentKey, expiresAt, key } = payload
+    const { questions, agentKey, expiresAt, key, to } = payload
     /** @type {Record<string, unknown>} */
     const request = { questions }
     if (agentKey !== undefined) {
@@ -278,6 +278,7 @@ function runProvider(provider, call, payload, record, finish) {
     signalOf(request, record)
     if (expiresAt !== undefined) request.expiresAt = expiresAt
     if (key !== undefined) request.key = key
+    if (to !== undefined) request.to = to
     result = provider.ask(request)
   } catch (err) {
     finish(call, record, failureOf(err))

@@ -139,20 +139,43 @@ function refuse(nativeContext, message, agent) {
 }
 
 /**
- * The JSON text of a wire request: `questions` and, when given, `timeoutMs` and `key` (§16,
- * §20), which the core checks.
+ * The JSON text of a wire request: `questions` and, when given, `timeoutMs`, `key` and `to`
+ * (§16, §20, §23), which the core checks.
  * @param {string} questions the JSON text of the request's questions
  * @param {unknown} timeoutMs
  * @param {unknown} key
+ * @param {unknown} to
  * @returns {string}
  */
-function requestJson(questions, timeoutMs, key) {
+function requestJson(questions, timeoutMs, key, to) {
   let json = `{"questions":${questions}`
   if (timeoutMs !== undefined) {
     json += `,"timeoutMs":${toJson(wireNumber(timeoutMs), 'timeoutMs', 'INVALID_REQUEST')}`
   }
   if (key !== undefined) json += `,"key":${toJson(wireKey(key), 'key', 'INVALID_REQUEST')}`
+  if (to !== undefined) json += `,"to":${JSON.stringify(wireTo(to))}`
   return `${json}}`
+}
+
+/**
+ * A `to` as the core should see it (§23): an array of its strings as given, with `false` for
+ * each element that is not a string, and `false` for anything that is not an array or cannot
+ * be read (a throwing getter, a Proxy's trap), so that the core rejects it with its own
+ * message.
+ * @param {unknown} to
+ * @returns {unknown}
+ */
+function wireTo(to) {
+  try {
+    // More names than the core admits (§23) need not be read.
+    if (!Array.isArray(to) || to.length > 32) return false
+    /** @type {unknown[]} */
+    const names = []
+    for (let i = 0; i < to.length; i++) names.push(wireKey(to[i]))
+    return names
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -257,7 +280,7 @@ class UserQuestionService {
   /**
    * Asks the registered provider and waits for the answer (§3, §4). Rejects with a
    * `UserQuestionError`; the provider is not reached when a check fails.
-   * @param {{ questions: unknown, agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown }} request
+   * @param {{ questions: unknown, agent?: unknown, signal?: unknown, timeoutMs?: unknown, key?: unknown, to?: unknown }} request
    */
   async ask(request) {
     if (!isRecord(request)) throw this.#refused('request must be an object', undefined)
@@ -266,6 +289,7 @@ class UserQuestionService {
     const agent = field(request, 'agent', UNREADABLE)
     const timeoutMs = field(request, 'timeoutMs', UNREADABLE)
     const key = field(request, 'key', UNREADABLE)
+    const to = field(request, 'to', UNREADABLE)
     // With a JS provider registered, questions that are plain data are copied: the core checks
     // the copy's JSON, and a provider call on the fast path gets the copy itself (held: its
     // payload leaves them out). See `snapshot.js`.
@@ -283,10 +307,10 @@ class UserQuestionService {
     /** @type {string | undefined} */
     let json
     // Only questions: the bound asker, which takes them alone (no request text to build).
-    const bare = timeoutMs === undefined && key === undefined
+    const bare = timeoutMs === undefined && key === undefined && to === undefined
     try {
       questions = held === undefined ? toJson(given, 'questions', 'INVALID_REQUEST') : JSON.stringify(held)
-      json = bare ? undefined : requestJson(questions, timeoutMs, key)
+      json = bare ? undefined : requestJson(questions, timeoutMs, key, to)
     } catch (err) {
       // Questions JSON cannot carry (a cycle, a BigInt): refused here, numbered and journaled
       // as the core does for what it refuses (§18).

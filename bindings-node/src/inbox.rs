@@ -5,7 +5,7 @@ use std::sync::Arc;
 use napi::Env;
 use napi::bindgen_prelude::{Function, JsValue, Unknown};
 use napi_derive::napi;
-use user_questions::{ErrorCode, InboxSubscription, QuestionInbox, UserQuestionError};
+use user_questions::{ErrorCode, InboxSubscription, QuestionInbox, Respondent, UserQuestionError};
 
 use crate::jsthread::{self, JsFunction};
 use crate::{Result, internal, raw, to_js};
@@ -93,10 +93,18 @@ impl NativeInbox {
         raw::unknown(env, function).map_err(internal)
     }
 
-    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
+    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`. `by`: who cancelled (§23), as JSON
+    /// text `{"id","name"}` (checked by the JS layer).
     #[napi(catch_unwind)]
-    pub fn cancel(&self, ticket: f64) -> Result<()> {
-        self.inbox.cancel(ticket_of(ticket)?).map_err(to_js)
+    pub fn cancel(&self, ticket: f64, by: Option<String>) -> Result<()> {
+        let by = match by {
+            None => None,
+            Some(json) => Some(
+                serde_json::from_str::<Respondent>(&json)
+                    .map_err(|e| to_js(UserQuestionError::invalid_argument(e.to_string())))?,
+            ),
+        };
+        self.inbox.cancel_by(ticket_of(ticket)?, by).map_err(to_js)
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.

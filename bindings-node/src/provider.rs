@@ -170,7 +170,8 @@ impl JsProvider {
     }
 }
 
-/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…}`; on
+/// The dispatcher's payload: `{"questions":[…],"agentKey"?:n,"expiresAt"?:…,"key"?:…,
+/// "to"?:[…]}`; on
 /// the fast path `"call":n` comes first, and the questions are left out when the JS layer
 /// holds them (`held`).
 fn payload_of(request: &ProviderRequest, fast_call: Option<u32>, held: bool) -> String {
@@ -196,6 +197,10 @@ fn payload_of(request: &ProviderRequest, fast_call: Option<u32>, held: bool) -> 
     if let Some(key) = &request.key {
         out.extend_from_slice(b",\"key\":");
         let _ = serde_json::to_writer(&mut out, key.as_str());
+    }
+    if let Some(to) = &request.to {
+        out.extend_from_slice(b",\"to\":");
+        let _ = serde_json::to_writer(&mut out, &**to);
     }
     out.push(b'}');
     String::from_utf8(out).unwrap_or_default()
@@ -224,7 +229,8 @@ impl UserQuestionProvider for JsProvider {
             let alone = held
                 && request.agent.is_none()
                 && request.deadline.is_none()
-                && request.key.is_none();
+                && request.key.is_none()
+                && request.to.is_none();
             let payload = (!alone).then(|| payload_of(&request, Some(call), held));
             STARTED.with(|s| {
                 *s.borrow_mut() = Some(Started {

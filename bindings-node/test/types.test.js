@@ -90,7 +90,11 @@ async function wireKeys() {
   }
   const answers = [
     { answers: [{ id: 'a', selected: [] }] },
-    { answers: [{ id: 'a', selected: ['x'], custom: 'c', extra: 1 }], extra: 1 },
+    {
+      answers: [{ id: 'a', selected: ['x'], custom: 'c', extra: 1 }],
+      respondent: { id: 'p', name: 'P', extra: 1 },
+      extra: 1,
+    },
   ]
   ctx.userQuestions.registerProvider({
     ask(request) {
@@ -108,6 +112,7 @@ async function wireKeys() {
     AskUserQuestionIntent: keys(seen[1].intent, seen[1].intent),
     AskUserQuestionAnswer: keys(minimalAnswer, fullAnswer),
     AskUserQuestionAnswerItem: keys(minimalAnswer.answers[0], fullAnswer.answers[0]),
+    Respondent: keys(fullAnswer.respondent, fullAnswer.respondent),
   }
 }
 

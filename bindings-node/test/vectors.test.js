@@ -175,6 +175,7 @@ function checkProviderRequest(calls, c) {
   assert.ok(calls.requests.length > 0, `${c.name}: the provider was not called`)
   const request = calls.requests[0]
   assert.equal(request.key, c.providerRequest.key, `${c.name}: providerRequest.key`)
+  assert.deepEqual(request.to, c.providerRequest.to, `${c.name}: providerRequest.to`)
   assert.equal('expiresAt' in request, c.providerRequest.expiresAt, `${c.name}: providerRequest.expiresAt`)
   if (c.providerRequest.expiresAt) assert.match(request.expiresAt, RFC3339_MS)
 }
@@ -263,7 +264,8 @@ async function runInbox(c) {
     ctx.userQuestions.registerProvider(inbox)
     const events = []
     inbox.subscribe((e) => {
-      if (e.type === 'resolved') events.push(`resolved ${e.ticket} ${e.outcome}`)
+      if (e.type === 'resolved' && e.by !== undefined) events.push(`resolved ${e.ticket} ${e.outcome} by ${e.by.id}`)
+      else if (e.type === 'resolved') events.push(`resolved ${e.ticket} ${e.outcome}`)
       else events.push(`${e.type} ${e.ticket}`)
     })
     const req = { ...c.request }
@@ -286,6 +288,7 @@ async function runInbox(c) {
         continue
       }
       let code = 'OK'
+      let message
       let returned
       const before = 'extend' in step ? inbox.pending().find((q) => q.ticket === ticket)?.expiresAt : undefined
       try {
@@ -297,8 +300,10 @@ async function runInbox(c) {
       } catch (err) {
         assert.ok(err instanceof UserQuestionError, String(err))
         code = err.code
+        message = err.message
       }
       assert.equal(code, step.expect, `step ${JSON.stringify(step)}`)
+      if ('message' in step) assert.equal(message, step.message, `step ${JSON.stringify(step)}`)
       if (step.expiresAt === 'none') assert.equal(returned, undefined, 'extend returned none')
       if (step.expiresAt === 'later') {
         assert.match(returned, RFC3339_MS)

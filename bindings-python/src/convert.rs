@@ -22,6 +22,7 @@ const _: () = {
         size_of::<AskUserQuestionAnswer>()
             == size_of::<(Vec<AskUserQuestionAnswerItem>, Option<Respondent>)>()
     );
+    assert!(size_of::<Respondent>() == size_of::<(String, String)>());
     assert!(
         size_of::<AskUserQuestionAnswerItem>()
             == size_of::<(String, Vec<String>, Option<String>)>()
@@ -119,11 +120,11 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
 /// An answer of the usual shape (`{"answers": [{"id": str, "selected": [str, ...],
 /// "custom"?: str}]}`, dicts and lists, within the limits), read directly; `None` for
 /// anything else, which the caller then parses through [`to_value`] and the core's parser
-/// for its exact message. Both give the same answer where this one gives one.
+/// for its exact message. Both give the same answer where this one gives one. An answer
+/// with a `respondent` (§23, rare: a person's server) goes to the core's parser too.
 pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnswer> {
     let py = obj.py();
     let dict = obj.cast::<PyDict>().ok()?;
-    // Who answered (§23) is read by the core's parser, with its messages.
     if dict.contains(intern!(py, "respondent")).ok()? {
         return None;
     }
@@ -350,12 +351,20 @@ pub(crate) fn answer_to_py<'py>(
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "answers"), items)?;
     if let Some(respondent) = &answer.respondent {
-        let who = PyDict::new(py);
-        who.set_item(intern!(py, "id"), &respondent.id)?;
-        who.set_item(intern!(py, "name"), &respondent.name)?;
-        dict.set_item(intern!(py, "respondent"), who)?;
+        dict.set_item(intern!(py, "respondent"), respondent_to_py(py, respondent)?)?;
     }
     Ok(dict.into_any())
+}
+
+/// A respondent (§23) as Python data: `{"id", "name"}`.
+pub(crate) fn respondent_to_py<'py>(
+    py: Python<'py>,
+    respondent: &Respondent,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "id"), &respondent.id)?;
+    dict.set_item(intern!(py, "name"), &respondent.name)?;
+    Ok(dict)
 }
 
 /// Questions as Python data, the same as [`wire_to_py`] gives (each `{"id", "question",

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use user_questions::{
     AskUserQuestionAnswer, AutoPolicy, AutoResponder, ErrorCode, InboxEvent, InboxSubscription,
-    QuestionInbox, UserQuestionError, parse_answer, parse_questions,
+    QuestionInbox, Respondent, UserQuestionError, parse_answer, parse_questions,
 };
 
 use crate::convert::{
@@ -21,6 +21,18 @@ fn submitted_answer(answer: &Bound<'_, PyAny>) -> Result<AskUserQuestionAnswer, 
     }
     parse_answer(&to_value(answer))
         .map_err(|e| UserQuestionError::new(ErrorCode::BadAnswer, e.message()))
+}
+
+/// A person given by Python (§23): `{"id": str, "name": str}`, else `INVALID_ARGUMENT`.
+fn respondent_of(by: &Bound<'_, PyAny>) -> Result<Respondent, UserQuestionError> {
+    let value = to_value(by);
+    let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+    match (field("id"), field("name")) {
+        (Some(id), Some(name)) => Ok(Respondent::new(id, name)),
+        _ => Err(UserQuestionError::invalid_argument(
+            "by must be a dict with string id and name",
+        )),
+    }
 }
 
 /// A ticket given by Python: an `int` (not a `bool`, which would name ticket 1 or 0), else
@@ -65,7 +77,7 @@ impl PyQuestionInbox {
     }
 
     /// The pending questions in arrival order: `[{"ticket", "questions", "agentId"?,
-    /// "askedAt", "expiresAt"?, "key"?}]`.
+    /// "askedAt", "expiresAt"?, "key"?, "to"?}]`.
     fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wire_to_py(py, &self.inbox.pending())
     }
@@ -85,10 +97,21 @@ impl PyQuestionInbox {
         }?)
     }
 
-    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`.
-    fn cancel(&self, py: Python<'_>, ticket: &Bound<'_, PyAny>) -> SeamResult<()> {
+    /// Cancels `ticket`: the asker gets `ASK_CANCELLED`. `by`, a person `{"id": str, "name":
+    /// str}` (§23), is who cancelled: subscribers hear it as the `resolved` event's `by`.
+    #[pyo3(signature = (ticket, by = None))]
+    fn cancel(
+        &self,
+        py: Python<'_>,
+        ticket: &Bound<'_, PyAny>,
+        by: Option<&Bound<'_, PyAny>>,
+    ) -> SeamResult<()> {
         let ticket = ticket_of(ticket)?;
-        Ok(polling_after(py, || self.inbox.cancel(ticket))?)
+        let by = match by.filter(|b| !b.is_none()) {
+            None => None,
+            Some(by) => Some(respondent_of(by)?),
+        };
+        Ok(polling_after(py, || self.inbox.cancel_by(ticket, by))?)
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.
@@ -119,8 +142,8 @@ impl PyQuestionInbox {
     }
 
     /// Calls `callback(event)` for every later event, in order: `{"type": "requested",
-    /// "ticket", "questions", "agentId"?, "askedAt", "expiresAt"?, "key"?}`, `{"type":
-    /// "resolved", "ticket", "outcome"}` and `{"type": "extended", "ticket", "expiresAt"}`.
+    /// "ticket", "questions", "agentId"?, "askedAt", "expiresAt"?, "key"?, "to"?}`, `{"type":
+    /// "resolved", "ticket", "outcome", "by"?}` and `{"type": "extended", "ticket", "expiresAt"}`.
     /// It runs with the GIL on the thread that caused the event (maybe a background thread);
     /// for a deadline (a thread of the core's) on the thread of an event loop with an ask
     /// waiting for it, before that ask's asker resumes. An exception it raises goes to

@@ -25,7 +25,7 @@ use std::task::{Context as TaskContext, Poll};
 use futures::channel::oneshot;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyModule, PyWeakrefReference};
+use pyo3::types::{PyDict, PyList, PyModule, PyWeakrefReference};
 use pyo3::{intern, types::PyWeakrefMethods};
 use user_questions::{
     AskUserQuestionAnswer, ProviderFuture, ProviderRequest, Result, UserQuestionError,
@@ -155,7 +155,7 @@ impl PyProvider {
     }
 
     /// `{"questions": [...], "agent": Agent (only when one asked), "signal": AbortSignal,
-    /// "expiresAt"?: str, "key"?: str}` (§16, §20).
+    /// "expiresAt"?: str, "key"?: str, "to"?: [str]}` (§16, §20, §23).
     fn request_dict<'py>(
         &self,
         py: Python<'py>,
@@ -183,6 +183,9 @@ impl PyProvider {
         }
         if let Some(key) = &request.key {
             dict.set_item(intern!(py, "key"), key)?;
+        }
+        if let Some(to) = &request.to {
+            dict.set_item(intern!(py, "to"), PyList::new(py, to.iter())?)?;
         }
         Ok(dict)
     }

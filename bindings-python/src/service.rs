@@ -8,6 +8,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use serde_json::Value;
 use user_questions::tool::{self, ToolExecution, ToolResult};
 use user_questions::{
     AbortSignal, Agent, AskUserQuestionAnswer, AskUserQuestionRequest, Context,
@@ -188,9 +189,26 @@ pub(crate) fn key_of(key: Option<&Bound<'_, PyAny>>) -> Result<Option<String>, U
     }
 }
 
-/// Parses `{"questions": [...], "agent": a, "signal": s, "timeout": seconds, "key": k}` with
-/// the core's messages (questions, then timeout, key, agent, signal). JSON text is the wire
-/// request `{"questions": [...], "timeoutMs"?, "key"?}`; it carries no agent or signal.
+/// A request's `to` (§23): its names when it is a list (or tuple) of strings, else an empty
+/// list (refused by the core's `check_to`).
+fn to_of(to: &Bound<'_, PyAny>) -> Vec<String> {
+    match to_value(to) {
+        Value::Array(names) => names
+            .into_iter()
+            .map(|name| match name {
+                Value::String(name) => Some(name),
+                _ => None,
+            })
+            .collect::<Option<Vec<String>>>()
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Parses `{"questions": [...], "agent": a, "signal": s, "timeout": seconds, "key": k,
+/// "to": [names]}` with the core's messages (questions, then timeout, key, to, agent,
+/// signal). JSON text is the wire request `{"questions": [...], "timeoutMs"?, "key"?,
+/// "to"?}`; it carries no agent or signal.
 /// Also returns the agent, when it is one, for the journal's `refused` line.
 /// And the questions list itself when it is exactly what the provider gets (`handoff.rs`).
 fn request_of<'py>(
@@ -230,11 +248,16 @@ fn request_of<'py>(
             Some(k) if k.is_none() => return Err(bad_request(messages::BAD_KEY)),
             k => key_of(k.as_ref())?,
         };
+        // §23: a list (or tuple) of 1 to 32 names, checked by the core after the key. One
+        // that is not a list of strings (None too, like JSON null) goes as an empty list,
+        // which the core refuses with the same message in the same place.
+        let to = field(intern!(py, "to")).map(|to| to_of(&to));
         let mut parsed = AskUserQuestionRequest::new(questions);
         parsed.agent = agent?;
         parsed.signal = signal_of(field(intern!(py, "signal")).as_ref())?;
         parsed.timeout = timeout;
         parsed.key = key;
+        parsed.to = to;
         Ok(parsed)
     })();
     (parsed, caller, exact)

@@ -141,6 +141,7 @@ def _check_provider_request(case: Dict[str, Any], seen: Optional[Dict[str, Any]]
         return
     assert seen is not None, "the provider was not called"
     assert seen.get("key") == expected.get("key")
+    assert seen.get("to") == expected.get("to")
     assert ("expiresAt" in seen) is expected["expiresAt"]
     if expected["expiresAt"]:
         assert RFC3339_MS.match(seen["expiresAt"]), seen["expiresAt"]
@@ -348,7 +349,9 @@ async def test_inbox_vector(case: Dict[str, Any]) -> None:
     events: List[str] = []
 
     def record(event: uq.InboxEvent) -> None:
-        if event["type"] == "resolved":
+        if event["type"] == "resolved" and "by" in event:
+            events.append(f"resolved {event['ticket']} {event['outcome']} by {event['by']['id']}")
+        elif event["type"] == "resolved":
             events.append(f"resolved {event['ticket']} {event['outcome']}")
         else:
             events.append(f"{event['type']} {event['ticket']}")
@@ -378,10 +381,12 @@ async def test_inbox_vector(case: Dict[str, Any]) -> None:
                 returned = inbox.extend(ticket, step["extend"] / 1000)
             else:
                 inbox.fail(ticket, step["fail"])
-            got = "OK"
+            got, message = "OK", None
         except uq.UserQuestionError as error:
-            got = error.code
+            got, message = error.code, error.message
         assert got == step["expect"], step
+        if "message" in step:
+            assert message == step["message"], step
         if step.get("expiresAt") == "none":
             assert returned is None
         elif step.get("expiresAt") == "later":

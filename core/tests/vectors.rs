@@ -420,7 +420,7 @@ fn check_journal(case: &Value, dir: Option<&tempfile::TempDir>) -> Result<(), St
     Ok(())
 }
 
-/// Checks what the provider received against `providerRequest` (`key`, `expiresAt`).
+/// Checks what the provider received against `providerRequest` (`key`, `to`, `expiresAt`).
 fn check_provider_request(case: &Value, seen: Option<&Seen>) -> Result<(), String> {
     let Some(expected) = case.get("providerRequest") else {
         return Ok(());
@@ -433,6 +433,17 @@ fn check_provider_request(case: &Value, seen: Option<&Seen>) -> Result<(), Strin
         return Err(format!(
             "the provider saw key {:?}, expected {key:?}",
             request.key
+        ));
+    }
+    let to = expected
+        .get("to")
+        .map(|to| serde_json::from_value::<Vec<String>>(to.clone()))
+        .transpose()
+        .map_err(|e| format!("`providerRequest.to` must be a list of strings: {e}"))?;
+    if request.to.as_deref().map(<[String]>::to_vec) != to {
+        return Err(format!(
+            "the provider saw to {:?}, expected {to:?}",
+            request.to
         ));
     }
     let has_expiry = expected.get("expiresAt").and_then(Value::as_bool) == Some(true);
@@ -669,16 +680,20 @@ fn run_tool(case: &Value) -> Result<(), String> {
     check_journal(case, journal_dir.as_ref())
 }
 
-/// One subscriber event as the README writes it: `requested 1`, `resolved 1 answered`,
-/// `extended 1`.
+/// One subscriber event as the README writes it: `requested 1`, `resolved 1 answered`
+/// (`resolved 1 answered by alice` when who is known, §23), `extended 1`.
 fn event_line(event: &InboxEvent) -> String {
     match event {
         InboxEvent::Requested(p) => format!("requested {}", p.ticket),
         InboxEvent::Resolved {
-            ticket, outcome, ..
-        } => {
-            format!("resolved {ticket} {}", outcome.as_str())
-        }
+            ticket,
+            outcome,
+            by,
+            ..
+        } => match by {
+            Some(by) => format!("resolved {ticket} {} by {}", outcome.as_str(), by.id),
+            None => format!("resolved {ticket} {}", outcome.as_str()),
+        },
         InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),
         _ => "unknown".to_owned(),
     }
@@ -787,6 +802,14 @@ fn run_inbox(case: &Value) -> Result<(), String> {
             Ok(_) => "OK".to_owned(),
             Err(e) => e.code().as_str().to_owned(),
         };
+        if let (Some(want), Err(e)) = (step.get("message"), &result)
+            && Some(e.message()) != want.as_str()
+        {
+            return Err(format!(
+                "step {i} ({step}): expected the message {want}, got {:?}",
+                e.message()
+            ));
+        }
         if got != expected {
             return Err(format!(
                 "step {i} ({step}): expected {expected}, got {got}{}",

@@ -587,7 +587,7 @@ fn is_rfc3339_millis(s: &str) -> bool {
         })
 }
 
-/// `providerRequest` (key, expiresAt) and `providerQuestions` against what the provider got.
+/// `providerRequest` (key, to, expiresAt) and `providerQuestions` against what the provider got.
 fn check_provider_request(case: &Value, registered: &Registered) -> Result<(), String> {
     let want_request = case.get("providerRequest");
     let want_questions = case.get("providerQuestions");
@@ -603,6 +603,13 @@ fn check_provider_request(case: &Value, registered: &Registered) -> Result<(), S
                 "the provider saw key {:?}, expected {:?}",
                 got.get("key"),
                 want.get("key")
+            ));
+        }
+        if want.get("to") != got.get("to") {
+            return Err(format!(
+                "the provider saw to {:?}, expected {:?}",
+                got.get("to"),
+                want.get("to")
             ));
         }
         let want_expires = want.get("expiresAt").and_then(Value::as_bool);
@@ -934,16 +941,20 @@ unsafe extern "C" fn inbox_ask(user_data: *mut c_void, ticket: u64, _request: *c
     tickets.lock().unwrap().push(ticket);
 }
 
-/// What a subscriber saw, as the README spells events: `requested N`, `resolved N <outcome>`,
-/// `extended N`.
+/// What a subscriber saw, as the README spells events: `requested N`, `resolved N <outcome>`
+/// (`… by <id>` when who is known, §23), `extended N`.
 fn event_line(event: &InboxEvent) -> String {
     match event {
         InboxEvent::Requested(q) => format!("requested {}", q.ticket),
         InboxEvent::Resolved {
-            ticket, outcome, ..
-        } => {
-            format!("resolved {ticket} {}", outcome.as_str())
-        }
+            ticket,
+            outcome,
+            by,
+            ..
+        } => match by {
+            Some(by) => format!("resolved {ticket} {} by {}", outcome.as_str(), by.id),
+            None => format!("resolved {ticket} {}", outcome.as_str()),
+        },
         InboxEvent::Extended { ticket, .. } => format!("extended {ticket}"),
         _ => format!("{event:?}"),
     }
@@ -1122,6 +1133,16 @@ fn run_inbox(case: &Value) -> Result<(), String> {
         if got != want {
             return Err(format!(
                 "step {i} ({step}): expected {want}, got {got} {reason:?}"
+            ));
+        }
+        // The step's message: `uq_answer`'s out_reason (the C ABI's other settling calls
+        // return a code alone).
+        if let Some(message) = step.get("message")
+            && step.get("answer").is_some()
+            && reason.as_deref() != message.as_str()
+        {
+            return Err(format!(
+                "step {i} ({step}): expected the message {message}, got {reason:?}"
             ));
         }
         if step.get("extend").is_some() {

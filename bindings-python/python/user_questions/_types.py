@@ -24,6 +24,7 @@ __all__ = [
     "Request",
     "RequestedEvent",
     "ResolvedEvent",
+    "Respondent",
     "TextContent",
     "ToolDefinition",
     "ToolError",
@@ -105,10 +106,22 @@ class AnswerItem(_AnswerItemRequired, total=False):
     custom: str
 
 
-class Answer(TypedDict):
-    """``{"answers": [...]}``, one item per question, in order."""
+class Respondent(TypedDict):
+    """Who answered (§23): ``{"id", "name"}``, the person a server knew."""
 
+    id: str
+    name: str
+
+
+class _AnswerRequired(TypedDict):
     answers: List[AnswerItem]
+
+
+class Answer(_AnswerRequired, total=False):
+    """``{"answers": [...], "respondent"?}``: one item per question, in order; then who
+    answered, when the server that took the answer knew the person (§23)."""
+
+    respondent: Respondent
 
 
 class _RequestRequired(TypedDict):
@@ -117,14 +130,16 @@ class _RequestRequired(TypedDict):
 
 class Request(_RequestRequired, total=False):
     """What an asker passes to ``ask``: ``{"questions", "agent"?, "signal"?, "timeout"?,
-    "key"?}``. ``timeout``: seconds (0.001 to 2147483.647, rounded to whole milliseconds)
-    from when the provider is reached; then the ask settles ``ASK_TIMED_OUT``. ``key``: a
-    resumable key, 1 to 256 characters."""
+    "key"?, "to"?}``. ``timeout``: seconds (0.001 to 2147483.647, rounded to whole
+    milliseconds) from when the provider is reached; then the ask settles ``ASK_TIMED_OUT``.
+    ``key``: a resumable key, 1 to 256 characters. ``to``: who is to answer (§23), 1 to 32
+    person ids or group names of 1 to 64 characters."""
 
     agent: Agent
     signal: AbortSignal
     timeout: float
     key: str
+    to: List[str]
 
 
 class _ProviderRequestRequired(TypedDict):
@@ -134,12 +149,13 @@ class _ProviderRequestRequired(TypedDict):
 
 class ProviderRequest(_ProviderRequestRequired, total=False):
     """What a provider's ``ask`` receives: ``{"questions", "agent"? (only when one asked),
-    "signal", "expiresAt"?, "key"?}``; the signal fires when the ask is withdrawn (also at
-    its deadline, ``expiresAt``: RFC 3339 UTC with milliseconds)."""
+    "signal", "expiresAt"?, "key"?, "to"?}``; the signal fires when the ask is withdrawn
+    (also at its deadline, ``expiresAt``: RFC 3339 UTC with milliseconds)."""
 
     agent: Agent
     expiresAt: str
     key: str
+    to: List[str]
 
 
 class _PendingQuestionRequired(TypedDict):
@@ -149,12 +165,13 @@ class _PendingQuestionRequired(TypedDict):
 
 class PendingQuestion(_PendingQuestionRequired, total=False):
     """A question waiting in a ``QuestionInbox``: ``{"ticket", "questions", "agentId"?,
-    "askedAt", "expiresAt"?, "key"?}`` (times: RFC 3339 UTC with milliseconds)."""
+    "askedAt", "expiresAt"?, "key"?, "to"?}`` (times: RFC 3339 UTC with milliseconds)."""
 
     agentId: str
     askedAt: str
     expiresAt: str
     key: str
+    to: List[str]
 
 
 class _RequestedEventRequired(TypedDict):
@@ -165,20 +182,26 @@ class _RequestedEventRequired(TypedDict):
 
 class RequestedEvent(_RequestedEventRequired, total=False):
     """``{"type": "requested", "ticket", "questions", "agentId"?, "askedAt", "expiresAt"?,
-    "key"?}``: a new pending question."""
+    "key"?, "to"?}``: a new pending question."""
 
     agentId: str
     askedAt: str
     expiresAt: str
     key: str
+    to: List[str]
 
 
-class ResolvedEvent(TypedDict):
-    """``{"type": "resolved", "ticket", "outcome"}``."""
-
+class _ResolvedEventRequired(TypedDict):
     type: Literal["resolved"]
     ticket: int
     outcome: Outcome
+
+
+class ResolvedEvent(_ResolvedEventRequired, total=False):
+    """``{"type": "resolved", "ticket", "outcome", "by"?}``: ``by`` is who answered or
+    cancelled, when the person was known (§23)."""
+
+    by: Respondent
 
 
 class ExtendedEvent(TypedDict):
