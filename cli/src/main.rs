@@ -686,6 +686,16 @@ struct ServeArgs {
     /// one); SIGHUP reloads it
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     access: Option<std::path::PathBuf>,
+    /// The URL people reach this hub at (e.g. behind a reverse proxy): one-tap links point
+    /// there, and its origin and host count as the hub's own
+    #[arg(long, value_name = "URL", value_parser = public_url_parser)]
+    public_url: Option<String>,
+}
+
+/// `--public-url`: an http or https URL with a host, an optional port and path.
+fn public_url_parser(text: &str) -> Result<String, String> {
+    user_questions_web::http::public_origin(text)?;
+    Ok(text.to_owned())
 }
 
 /// `--lease`: a duration of at least a second. A shorter one would withdraw asks whose askers
@@ -727,6 +737,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     };
     let config = HubConfig {
         access,
+        public_url: args.public_url,
         listen: args.listen.unwrap_or(defaults.listen),
         store: args.store.unwrap_or(defaults.store),
         token: token.map(|(_, token)| token),

@@ -22,6 +22,7 @@ use user_questions::{
     AskUserQuestionItem, AskUserQuestionRequest, ErrorCode, UserQuestionError, validate,
 };
 
+use crate::links::{Capability, DEFAULT_LIFETIME_MS, SECRET_NAME, Signer};
 use crate::now_ms;
 use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
@@ -287,11 +288,16 @@ pub(crate) struct Config {
     pub lease: Duration,
     pub retain: Duration,
     pub on_question: Option<String>,
+    /// Where one-tap links point (§23): `--public-url`, else the listen address; no trailing
+    /// slash.
+    pub public: String,
 }
 
 pub(crate) struct Asks {
     store: Arc<dyn Store>,
     pub events: EventLog,
+    /// Signs and checks one-tap links with the store's secret.
+    pub signer: Signer,
     live: Mutex<BTreeMap<u64, Live>>,
     last_ticket: AtomicU64,
     config: Config,
@@ -313,6 +319,8 @@ impl Asks {
         store.renew_all(millis(config.lease)).await?;
         let pending = store.pending().await?;
         let last_ticket = store.last_ticket().await?;
+        let fresh = Signer::fresh_secret().map_err(StoreError)?;
+        let signer = Signer::new(store.secret(SECRET_NAME, fresh).await?);
         let mut live = BTreeMap::new();
         // Ids above any an earlier run gave (a browser's Last-Event-ID gets a full replay).
         let events = EventLog::starting_now();
@@ -328,6 +336,7 @@ impl Asks {
         Ok(Asks {
             store,
             events,
+            signer,
             live: Mutex::new(live),
             last_ticket: AtomicU64::new(last_ticket),
             config,
@@ -501,9 +510,57 @@ impl Asks {
             }
         }
         if let Some(command) = &self.config.on_question {
+            let p = match self.links(&record, poster) {
+                Some(links) => format!("{},\"links\":{links}}}", &p[..p.len() - 1]),
+                None => p,
+            };
             crate::notify::spawn(command.clone(), ticket, p);
         }
         Ok(Posted { ticket, new: true })
+    }
+
+    /// The one-tap links of a new ask (§23) as JSON, `{"<person>": {"<label>": URL, …}, …}`:
+    /// with an access file, for a batch of exactly one single-select question with options and
+    /// no intent, one per option for every person it is addressed to. `None` otherwise.
+    fn links(&self, record: &AskRecord, poster: &Poster) -> Option<String> {
+        let file = poster.file.as_ref()?;
+        let questions: Vec<AskUserQuestionItem> = serde_json::from_str(&record.questions).ok()?;
+        let [question] = questions.as_slice() else {
+            return None;
+        };
+        let options = question.options.as_deref().filter(|o| !o.is_empty())?;
+        if question.is_multi_select() || question.intent.is_some() {
+            return None;
+        }
+        let to = audience_of(record.to.as_deref());
+        let people = match &to {
+            Some(to) => file.people_for(to),
+            None => file.persons().cloned().collect(),
+        };
+        let expires_at = record
+            .expires_at
+            .unwrap_or(record.asked_at.saturating_add(DEFAULT_LIFETIME_MS));
+        let mut links = serde_json::Map::new();
+        for person in people {
+            let mut by_label = serde_json::Map::new();
+            for option in options {
+                let capability = self.signer.sign(&Capability {
+                    ticket: record.ticket,
+                    expires_at,
+                    person: person.id.clone(),
+                    label: option.label.clone(),
+                });
+                let url = format!("{}/a/{capability}", self.config.public);
+                by_label.insert(option.label.clone(), Value::String(url));
+            }
+            links.insert(person.id.clone(), Value::Object(by_label));
+        }
+        Some(Value::Object(links).to_string())
+    }
+
+    /// The ask `ticket` as the store has it now.
+    pub(crate) async fn record(&self, ticket: u64) -> Result<Option<AskRecord>> {
+        self.store.get(ticket).await.map_err(store_error)
     }
 
     /// Whether `caller` may touch `ticket` (§23): a person only a question addressed to them,
@@ -514,6 +571,7 @@ impl Asks {
             Caller::Anyone => true,
             Caller::Person { .. } => caller.sees(to),
             Caller::Asker { asker: me, .. } => me.id == asker,
+            Caller::Link => false,
         };
         if matches!(caller, Caller::Anyone) {
             return Ok(());
@@ -1111,6 +1169,7 @@ mod tests {
             lease: Duration::from_secs(60),
             retain: Duration::from_secs(60),
             on_question: None,
+            public: "http://127.0.0.1:1".into(),
         };
         let asks = Arc::new(Asks::load(store, config).await.unwrap());
         let body = br#"{"questions":[{"id":"q","question":"Go?"}],"timeoutMs":60000,"key":"k"}"#;

@@ -10,15 +10,17 @@ use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use user_questions::UserQuestionError;
+use user_questions::{ErrorCode, UserQuestionError};
 use user_questions_web::events::EventLog;
 use user_questions_web::http::{
     Access, ApiError, ApiResult, Caller, OK_BODY, Questions, json_response, read_body,
 };
 
 use crate::asks::{Asks, MAX_WAIT_MS, Poster, Settle};
+use crate::links;
+use crate::store::{AskRecord, Status};
 
 /// The header of a pending poll that carries the ask's `expiresAt` when it has a deadline
 /// (docs/hub.md): the body stays `{"status":"pending"}` as §20 writes it.
@@ -33,7 +35,8 @@ pub(crate) struct Server {
 pub(crate) fn router(server: Arc<Server>) -> Router {
     let asker = Router::new()
         .route("/api/v1/asks", post(ask))
-        .route("/api/v1/asks/{ticket}", get(poll).delete(withdraw));
+        .route("/api/v1/asks/{ticket}", get(poll).delete(withdraw))
+        .route("/a/{capability}", get(link_get).post(link_post));
     user_questions_web::http::app(asker, server)
 }
 
@@ -210,6 +213,121 @@ async fn withdraw(
     server.asks.admit(ticket, &caller).await?;
     server.asks.settle(ticket, Settle::Withdraw).await?;
     Ok(json_response(StatusCode::OK, OK_BODY.to_owned()))
+}
+
+// ---- one-tap links (§23) ---------------------------------------------------------------------
+
+async fn link_get(
+    State(server): State<Arc<Server>>,
+    capability: Result<Path<String>, PathRejection>,
+) -> Response {
+    match capability {
+        Ok(Path(text)) => link(&server, &text, false).await,
+        Err(_) => links::page::not_valid(),
+    }
+}
+
+/// The button of a link's page. Its form fields, if any, are ignored: the link says it all.
+async fn link_post(
+    State(server): State<Arc<Server>>,
+    capability: Result<Path<String>, PathRejection>,
+    body: Body,
+) -> Response {
+    if let Err(error) = read_body(body).await {
+        return error.into_response();
+    }
+    match capability {
+        Ok(Path(text)) => link(&server, &text, true).await,
+        Err(_) => links::page::not_valid(),
+    }
+}
+
+/// A link, checked in the order of §23 — altered (404), expired (410), settled (409) — for GET
+/// and POST alike; then GET shows the confirmation and POST answers as the link's person.
+async fn link(server: &Server, text: &str, answer: bool) -> Response {
+    use links::page;
+    let Some(capability) = server.asks.signer.check(text) else {
+        return page::not_valid();
+    };
+    if crate::now_ms() > capability.expires_at {
+        return page::expired();
+    }
+    // The person must still be in the access file in force (a reload may have removed them).
+    let person = server
+        .access
+        .control()
+        .and_then(|control| control.current().person(&capability.person));
+    let Some(person) = person else {
+        return page::not_valid();
+    };
+    let caller = Caller::Person {
+        person: person.clone(),
+        digest: [0; 32],
+    };
+    let record = match server.asks.record(capability.ticket).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return page::not_valid(),
+        Err(error) => return ApiError::from(error).into_response(),
+    };
+    if record.status != Status::Pending {
+        return settled_page(&record);
+    }
+    let to: Option<Vec<String>> = record
+        .to
+        .as_deref()
+        .and_then(|to| serde_json::from_str(to).ok());
+    if !caller.sees(to.as_deref()) {
+        return page::not_valid();
+    }
+    let questions: Vec<user_questions::AskUserQuestionItem> =
+        serde_json::from_str(&record.questions).unwrap_or_default();
+    let [question] = questions.as_slice() else {
+        return page::not_valid();
+    };
+    if !answer {
+        return page::confirm(
+            &question.question,
+            question.detail.as_deref(),
+            &capability.label,
+            &person.name,
+        );
+    }
+    let body =
+        serde_json::json!({"answers": [{"id": question.id, "selected": [capability.label]}]});
+    let settle = Settle::Answer(body.to_string().into_bytes(), caller.respondent());
+    match server.asks.settle(capability.ticket, settle).await {
+        Ok(()) => page::answered(&capability.label, &person.name),
+        // Settled a moment ago by someone else (or its deadline): say how.
+        Err(error) if error.code() == ErrorCode::AlreadyResolved => {
+            match server.asks.record(capability.ticket).await {
+                Ok(Some(record)) if record.status != Status::Pending => settled_page(&record),
+                _ => ApiError::from(error).into_response(),
+            }
+        }
+        Err(_) => page::not_valid(),
+    }
+}
+
+/// 409 for a settled ask: how, and by whom when known.
+fn settled_page(record: &AskRecord) -> Response {
+    let by_json = match record.status {
+        // Who answered is the answer's respondent.
+        Status::Answered => record.answer.as_deref().and_then(|answer| {
+            let value: serde_json::Value = serde_json::from_str(answer).ok()?;
+            Some(value.get("respondent")?.to_string())
+        }),
+        _ => record.by.clone(),
+    };
+    let by: Option<user_questions::Respondent> =
+        by_json.and_then(|by| serde_json::from_str(&by).ok());
+    let how = match record.status {
+        Status::Answered => "answered",
+        Status::Cancelled => "cancelled",
+        Status::TimedOut => "left unanswered until its deadline passed",
+        Status::Withdrawn => "withdrawn by its asker",
+        Status::Failed | Status::Pending => "closed",
+    };
+    links::page::settled(how, by.as_ref().map(|b| b.name.as_str()))
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 
 mod asks;
 mod http;
+mod links;
 mod notify;
 pub mod postgres;
 pub mod sqlite;
@@ -84,6 +85,10 @@ pub struct HubConfig {
     /// The access file (§23): people and askers with tokens of their own instead of the one
     /// token. [`serve`] reloads it on SIGHUP.
     pub access: Option<Arc<AccessControl>>,
+    /// The URL people reach the hub at (§23 `--public-url`, e.g. behind a reverse proxy):
+    /// one-tap links point there, its origin counts as the hub's own for the Origin rule and
+    /// its host is admitted by the Host rule. `None`: the listen address.
+    pub public_url: Option<String>,
 }
 
 impl Default for HubConfig {
@@ -96,6 +101,7 @@ impl Default for HubConfig {
             retain: DEFAULT_RETAIN,
             lease: DEFAULT_LEASE,
             access: None,
+            public_url: None,
         }
     }
 }
@@ -175,10 +181,19 @@ impl Hub {
             .build()
             .map_err(|e| HubError(format!("cannot start the hub's runtime: {e}")))?;
         let server_token = token.clone();
+        let public = match &config.public_url {
+            Some(url) => {
+                web::public_origin(url).map_err(HubError)?;
+                url.trim_end_matches('/').to_owned()
+            }
+            None => web::base_url(addr),
+        };
+        let public_url = config.public_url.clone();
         let settings = asks::Config {
             lease: config.lease,
             retain: config.retain,
             on_question: config.on_question.clone(),
+            public,
         };
         let store_url = config.store.clone();
         let (loaded_tx, loaded_rx) = std::sync::mpsc::channel();
@@ -207,6 +222,15 @@ impl Hub {
                     }
                 };
                 let mut access = web::Access::new(server_token, addr);
+                if let Some(url) = &public_url {
+                    access = match access.with_public_url(url) {
+                        Ok(access) => access,
+                        Err(e) => {
+                            let _ = loaded_tx.send(Err(HubError(e)));
+                            return;
+                        }
+                    };
+                }
                 if let Some(control) = control {
                     if signals {
                         let _guard = runtime.enter();

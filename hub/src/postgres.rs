@@ -49,6 +49,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "askers",
         include_str!("../migrations/postgres/0004_askers.sql"),
     ),
+    (
+        5,
+        "secrets",
+        include_str!("../migrations/postgres/0005_secrets.sql"),
+    ),
 ];
 
 /// The advisory lock hubs take while migrating, so that two starting hubs do not race.
@@ -857,6 +862,26 @@ impl Store for PostgresStore {
             let tickets: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
             let changes = tickets.iter().map(|t| format!("s:{t}")).collect();
             Ok((tickets, changes))
+        })
+    }
+
+    fn secret(&self, name: &str, fresh: Vec<u8>) -> StoreFuture<'_, Vec<u8>> {
+        let name = name.to_owned();
+        within(async move {
+            let c = self.client().await?;
+            c.client
+                .execute(
+                    "INSERT INTO hub_secrets (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    &[&name, &fresh],
+                )
+                .await
+                .map_err(pg_error)?;
+            let row = c
+                .client
+                .query_one("SELECT value FROM hub_secrets WHERE name = $1", &[&name])
+                .await
+                .map_err(pg_error)?;
+            Ok(row.get(0))
         })
     }
 

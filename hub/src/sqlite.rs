@@ -29,6 +29,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0003_request_id.sql"),
     ),
     (4, "askers", include_str!("../migrations/0004_askers.sql")),
+    (5, "secrets", include_str!("../migrations/0005_secrets.sql")),
 ];
 
 /// The most operations one transaction takes.
@@ -639,6 +640,16 @@ impl Store for SqliteStore {
             )?;
             let rows = statement.query_map(params![at, crate::now_ms()], |r| r.get::<_, i64>(0))?;
             rows.map(|t| t.map(|t| t as u64)).collect()
+        })
+    }
+
+    fn secret(&self, name: &str, fresh: Vec<u8>) -> StoreFuture<'_, Vec<u8>> {
+        let name = name.to_owned();
+        self.run(move |conn| {
+            conn.prepare_cached("INSERT OR IGNORE INTO hub_secrets (name, value) VALUES (?1, ?2)")?
+                .execute(params![name, fresh])?;
+            conn.prepare_cached("SELECT value FROM hub_secrets WHERE name = ?1")?
+                .query_row([name], |r| r.get(0))
         })
     }
 

@@ -328,6 +328,9 @@ pub trait Store: Send + Sync + 'static {
     /// conditional like [`settle`](Self::settle), so a renewal committed first keeps the
     /// ask. The tickets withdrawn, settled at `at`.
     fn lapse(&self, at: i64) -> StoreFuture<'_, Vec<u64>>;
+    /// The secret named `name`, made from `fresh` when the store has none yet: the first
+    /// writer's stays (every hub on the store gets the same one, also across restarts).
+    fn secret(&self, name: &str, fresh: Vec<u8>) -> StoreFuture<'_, Vec<u8>>;
     /// The highest ticket ever issued (0 before the first).
     fn last_ticket(&self) -> StoreFuture<'_, u64>;
     /// The changes every hub on this store makes (including this one), once; `None` for a

@@ -388,6 +388,7 @@ fn migrations_are_recorded_once() {
             (2, "lease".to_owned()),
             (3, "request_id".to_owned()),
             (4, "askers".to_owned()),
+            (5, "secrets".to_owned()),
         ]
     );
 }

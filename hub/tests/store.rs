@@ -63,6 +63,7 @@ fn migrations_are_recorded_once_and_reopening_keeps_everything() {
             (2, "lease".to_owned()),
             (3, "request_id".to_owned()),
             (4, "askers".to_owned()),
+            (5, "secrets".to_owned()),
         ]
     );
 }
@@ -381,6 +382,7 @@ fn a_file_of_the_first_version_is_migrated_and_its_asks_get_leases_when_a_hub_st
             (2, "lease".to_owned()),
             (3, "request_id".to_owned()),
             (4, "askers".to_owned()),
+            (5, "secrets".to_owned()),
         ]
     );
 }

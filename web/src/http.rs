@@ -221,6 +221,9 @@ pub struct Access {
     control: Option<Arc<AccessControl>>,
     cookie_name: String,
     loopback: bool,
+    /// The origin (`https://host[:port]`) and `Host` value of `--public-url`, which count as
+    /// the server's own (§23: a hub on loopback behind a reverse proxy).
+    public: Option<(String, String)>,
 }
 
 impl Access {
@@ -232,7 +235,16 @@ impl Access {
             control: None,
             cookie_name: format!("uq-session-{}", addr.port()),
             loopback: addr.ip().is_loopback(),
+            public: None,
         }
+    }
+
+    /// The same access, with `url`'s origin counted as the server's own for the Origin rule
+    /// and its host admitted by the Host rule (§23 `--public-url`). `url` is checked by
+    /// [`public_origin`].
+    pub fn with_public_url(mut self, url: &str) -> Result<Access, String> {
+        self.public = Some(public_origin(url)?);
+        Ok(self)
     }
 
     /// The same access, but by the tokens of an access file (§23) instead of the one token.
@@ -267,6 +279,35 @@ impl Access {
     }
 }
 
+/// The origin (`scheme://host[:port]`, lower-case) and the `Host` header value
+/// (`host[:port]`) of a public URL: `http` or `https`, a host, an optional port and path; no
+/// user, query or fragment. The error names what is wrong.
+pub fn public_origin(url: &str) -> Result<(String, String), String> {
+    let bad = |why: &str| format!("--public-url {url}: {why}");
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| bad("must start with http:// or https://"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(bad("must start with http:// or https://"));
+    }
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.is_empty() {
+        return Err(bad("names no host"));
+    }
+    if rest.contains(['?', '#']) || authority.contains('@') {
+        return Err(bad("may have a path, but no user, query or fragment"));
+    }
+    let valid = authority
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+    if !valid {
+        return Err(bad("has a host that is not a name or an address"));
+    }
+    let host = authority.to_ascii_lowercase();
+    Ok((format!("{scheme}://{host}"), host))
+}
+
 /// Who made a request (§23), put in the request's extensions by the security layer.
 #[derive(Clone, Debug)]
 pub enum Caller {
@@ -280,6 +321,9 @@ pub enum Caller {
         /// Their token's digest (a stream ends when a reload takes the token away).
         digest: TokenDigest,
     },
+    /// The holder of a one-tap link (§23, `/a/…`): the link is the credential, for that
+    /// link's one answer; no other right.
+    Link,
     /// An asker of the access file: the asker routes, for its own asks.
     Asker {
         /// Who.
@@ -306,7 +350,7 @@ impl Caller {
         match self {
             Caller::Anyone => true,
             Caller::Person { person, .. } => access::addressed_to(person, to),
-            Caller::Asker { .. } => false,
+            Caller::Asker { .. } | Caller::Link => false,
         }
     }
 
@@ -328,7 +372,7 @@ impl Caller {
                     access::addressed_to(&person, to)
                 }))
             }
-            Caller::Asker { .. } => Some(Arc::new(|_: Option<&[String]>| false)),
+            Caller::Asker { .. } | Caller::Link => Some(Arc::new(|_: Option<&[String]>| false)),
         }
     }
 
@@ -337,7 +381,7 @@ impl Caller {
     pub fn stream_end(&self, access: &Access) -> StreamEnd {
         let control = access.control.clone()?;
         let (digest, who) = match self {
-            Caller::Anyone => return None,
+            Caller::Anyone | Caller::Link => return None,
             Caller::Person { person, digest } => (*digest, Who::Person(person.clone())),
             Caller::Asker { asker, digest } => (*digest, Who::Asker(asker.clone())),
         };
@@ -451,6 +495,11 @@ async fn guard<S: Questions>(
     response
 }
 
+/// The one-tap links of a hub (§23): `/a/<capability>`.
+pub fn is_link_route(path: &str) -> bool {
+    path.starts_with("/a/")
+}
+
 /// The routes of askers (§20): with an access file, only askers use them, and only askers
 /// may use nothing else (§23).
 fn is_asker_route(path: &str) -> bool {
@@ -465,7 +514,7 @@ const ASKER_ON_PERSON_ROUTE: &str = "an asker's token cannot see or settle quest
 
 fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
     let headers = request.headers();
-    if access.loopback && !host_is_loopback(request) {
+    if access.loopback && !host_is_loopback(request) && !host_is_public(access, request) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
@@ -474,7 +523,7 @@ fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
     }
     // A cross-site POST is refused as such whatever credentials it carries (§19: 403), so
     // the Origin check comes before the token's.
-    if request.method() == Method::POST && origin_is_foreign(headers) {
+    if request.method() == Method::POST && origin_is_foreign(access, headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
@@ -488,6 +537,10 @@ fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
             .uri()
             .query()
             .is_some_and(|q| q.split('&').any(|p| p.starts_with("token=")));
+    // A one-tap link is its own credential (§23): its route checks it.
+    if is_link_route(request.uri().path()) {
+        return Ok(Caller::Link);
+    }
     let caller = match caller(access, headers) {
         Some(caller) => caller,
         // The page's handler checks the login's token itself.
@@ -579,16 +632,40 @@ fn host_is_loopback(request: &Request) -> bool {
             .is_none_or(|target| is_loopback_name(target.host().trim_matches(['[', ']'])))
 }
 
-/// Whether an `Origin` header is present and names another origin than the `Host` asked for.
-fn origin_is_foreign(headers: &HeaderMap) -> bool {
+/// Whether an `Origin` header is present and names another origin than the `Host` asked for
+/// (or the `--public-url`'s, §23).
+fn origin_is_foreign(access: &Access, headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return false;
     };
+    let origin = origin.to_str().ok();
+    if let (Some(origin), Some((public, _))) = (origin, &access.public)
+        && origin.eq_ignore_ascii_case(public)
+    {
+        return false;
+    }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    match (origin.to_str().ok(), host) {
+    match (origin, host) {
         (Some(origin), Some(host)) => !origin.eq_ignore_ascii_case(&format!("http://{host}")),
         _ => true,
     }
+}
+
+/// Whether the request is addressed to the `--public-url`'s host (§23): exactly one `Host`
+/// header, equal to it, and no other host in an absolute-form target.
+fn host_is_public(access: &Access, request: &Request) -> bool {
+    let Some((_, public)) = &access.public else {
+        return false;
+    };
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return false;
+    };
+    host.to_str().is_ok_and(|v| v.eq_ignore_ascii_case(public))
+        && request
+            .uri()
+            .authority()
+            .is_none_or(|target| target.as_str().eq_ignore_ascii_case(public))
 }
 
 // ---- the page -------------------------------------------------------------------------------
