@@ -623,3 +623,127 @@ fn holds(path: &std::path::Path, text: &str) -> bool {
     bytes.extend(std::fs::read(wal).unwrap_or_default());
     bytes.windows(text.len()).any(|w| w == text.as_bytes())
 }
+
+/// Starts `uq serve` with an access file and a notifier that appends each P to `p_file`; waits
+/// for its `open` line (no token in it) and returns the child and its address.
+fn serve_with_access(
+    store: &str,
+    listen: &str,
+    access: &std::path::Path,
+    p_file: &std::path::Path,
+) -> Option<(Child, String)> {
+    let mut child = Command::new(UQ)
+        .args(["serve", "--store", store, "--listen", listen, "--access"])
+        .arg(access)
+        .arg("--on-question")
+        .arg(format!("cat >> '{}'", p_file.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn uq serve");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    match line.trim_end().strip_prefix("open http://") {
+        Some(rest) => Some((child, rest.trim_end_matches('/').to_owned())),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    }
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// §23: nothing acknowledged is lost — a link's POST answered (200), the hub killed before the
+/// asker polled, restarted on its store: the waiting `uq ask` (an asker's token) still gets the
+/// answer, with who gave it.
+#[test]
+fn a_link_answered_just_before_the_hub_is_killed_reaches_the_asker_with_its_respondent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let access = dir.path().join("access.toml");
+    let p_file = dir.path().join("p.jsonl");
+    std::fs::write(
+        &access,
+        format!(
+            "[[person]]\nid = \"alice\"\nname = \"Alice Martin\"\ntoken_sha256 = \"{}\"\n\n\
+             [[asker]]\nid = \"ci\"\ntoken_sha256 = \"{}\"\n",
+            user_questions_web::access::hash_token("alice-token"),
+            user_questions_web::access::hash_token("ci-token")
+        ),
+    )
+    .unwrap();
+    let (mut hub, addr) =
+        serve_with_access(&store, "127.0.0.1:0", &access, &p_file).expect("uq serve starts");
+    let mut asker = Command::new(UQ)
+        .args(["ask", "--hub", &format!("http://{addr}"), "--key", "call-1", "-"])
+        .env("UQ_TOKEN", "ci-token")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    asker
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(REQUEST.as_bytes())
+        .unwrap();
+    let mut p = String::new();
+    wait_for("the notifier gets P with links", || {
+        p = std::fs::read_to_string(&p_file).unwrap_or_default();
+        p.contains("\"links\"")
+    });
+    let p: serde_json::Value = serde_json::from_str(p.lines().next().unwrap()).unwrap();
+    let link = p["links"]["alice"]["Yes"].as_str().unwrap().to_owned();
+    let path = link.split_once(&addr).unwrap().1.to_owned();
+    // The asker is stopped, so it cannot poll between the answer and the kill.
+    signal(&asker, "STOP");
+    let (status, page) = http(&addr, "POST", &path, "").unwrap();
+    assert_eq!(status, 200, "{page}");
+    hub.kill().unwrap(); // SIGKILL
+    hub.wait().unwrap();
+    let mut restarted = None;
+    wait_for("the hub restarts on its address", || {
+        restarted = serve_with_access(&store, &addr, &access, &p_file);
+        restarted.is_some()
+    });
+    let (mut hub, _) = restarted.unwrap();
+    // The restarted hub has it from its store (the stopped asker's open poll, if any, may have
+    // had its reply from the first one): the asker's own poll, by its token.
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "GET /api/v1/asks/1 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer ci-token\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(
+        reply.ends_with(r#"{"status":"answered","answer":{"answers":[{"id":"deploy","selected":["Yes"]}],"respondent":{"id":"alice","name":"Alice Martin"}}}"#),
+        "{reply}"
+    );
+    signal(&asker, "CONT");
+    let output = asker.wait_with_output().unwrap();
+    let _ = hub.kill();
+    let _ = hub.wait();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        r#"{"answers":[{"id":"deploy","selected":["Yes"]}],"respondent":{"id":"alice","name":"Alice Martin"}}"#
+    );
+}
