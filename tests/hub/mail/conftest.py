@@ -11,7 +11,9 @@ import email
 import email.policy
 import json
 import mailbox
+import os
 import socket
+import sys
 import time
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -23,6 +25,9 @@ from aiosmtpd.handlers import Mailbox
 
 REPO = Path(__file__).resolve().parents[3]
 MAIL_SCRIPT = REPO / "examples" / "hub" / "mail-links.py"
+# The Python that runs mail-links.py: $MAIL_PYTHON (e.g. python3.9, the oldest it supports),
+# else the tests' own.
+PYTHON = os.environ.get("MAIL_PYTHON") or sys.executable
 
 
 def free_port() -> int:

@@ -26,7 +26,6 @@ import secrets
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -37,7 +36,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import MAIL_SCRIPT, REPO, body_lines
+from conftest import MAIL_SCRIPT, PYTHON, REPO, body_lines
 
 QUESTION = {
     "id": "deploy",
@@ -265,7 +264,7 @@ to = ["ops"]
     p_file = tmp_path / "p.json"  # a copy of P, to compare the mail with what the hub sent
     on_question = (
         f"tee {shlex.quote(str(p_file))} | "
-        f"{shlex.quote(sys.executable)} {shlex.quote(str(MAIL_SCRIPT))} "
+        f"{shlex.quote(PYTHON)} {shlex.quote(str(MAIL_SCRIPT))} "
         f"--config {shlex.quote(str(config))}"
     )
     server = Hub(

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import MAIL_SCRIPT, body_lines, envelope_recipients, free_port
+from conftest import MAIL_SCRIPT, PYTHON, body_lines, envelope_recipients, free_port
 
 ALICE_LINKS = {
     "Yes": "http://127.0.0.1:8700/a/alice-yes-capability",
@@ -42,7 +41,7 @@ def p_with_links(**question_fields) -> dict:
 def run_script(config: Path, p: dict | str) -> subprocess.CompletedProcess:
     stdin = p if isinstance(p, str) else json.dumps(p) + "\n"
     return subprocess.run(
-        [sys.executable, str(MAIL_SCRIPT), "--config", str(config)],
+        [PYTHON, str(MAIL_SCRIPT), "--config", str(config)],
         input=stdin,
         capture_output=True,
         text=True,
