@@ -686,7 +686,14 @@ fn a_link_answered_just_before_the_hub_is_killed_reaches_the_asker_with_its_resp
     let (mut hub, addr) =
         serve_with_access(&store, "127.0.0.1:0", &access, &p_file).expect("uq serve starts");
     let mut asker = Command::new(UQ)
-        .args(["ask", "--hub", &format!("http://{addr}"), "--key", "call-1", "-"])
+        .args([
+            "ask",
+            "--hub",
+            &format!("http://{addr}"),
+            "--key",
+            "call-1",
+            "-",
+        ])
         .env("UQ_TOKEN", "ci-token")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

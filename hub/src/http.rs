@@ -290,6 +290,7 @@ async fn link(server: &Server, text: &str, answer: bool) -> Response {
             question.detail.as_deref(),
             &capability.label,
             &person.name,
+            text,
         );
     }
     let body =

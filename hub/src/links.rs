@@ -258,15 +258,24 @@ pub(crate) mod page {
     }
 
     /// 200 for a GET: the question, the option, one button. Changes nothing.
-    pub fn confirm(question: &str, detail: Option<&str>, label: &str, name: &str) -> Response {
+    /// The form posts to `capability` relative to the page's own URL (`/a/<capability>`), so
+    /// it works under any path prefix a reverse proxy adds.
+    pub fn confirm(
+        question: &str,
+        detail: Option<&str>,
+        label: &str,
+        name: &str,
+        capability: &str,
+    ) -> Response {
         let detail = detail
             .map(|d| format!("<p>{}</p>\n", escape(d)))
             .unwrap_or_default();
         let body = format!(
             "<p>{}</p>\n{detail}<p>Your answer: <strong>{label}</strong></p>\n\
              <p>You answer as {name}.</p>\n\
-             <form method=\"post\"><button type=\"submit\">Answer \u{201c}{label}\u{201d}</button></form>",
+             <form method=\"post\" action=\"{action}\"><button type=\"submit\">Answer \u{201c}{label}\u{201d}</button></form>",
             escape(question),
+            action = escape(capability),
             label = escape(label),
             name = escape(name),
         );

@@ -208,7 +208,11 @@ fn a_scanner_s_get_changes_nothing_and_the_button_answers_once_as_that_person() 
             for _ in 0..2 {
                 let (status, page) = f.send(Method::GET, &link, None, &[], None);
                 assert_eq!(status, StatusCode::OK, "{page}");
-                assert!(page.contains("<form method=\"post\">"), "{page}");
+                let capability = link.rsplit_once("/a/").unwrap().1;
+                assert!(
+                    page.contains(&format!("<form method=\"post\" action=\"{capability}\">")),
+                    "{page}"
+                );
                 assert!(page.contains("Deploy &lt;now&gt;?"), "text as text: {page}");
             }
         }
