@@ -148,6 +148,8 @@ impl fmt::Display for ErrorCode {
 pub struct UserQuestionError {
     code: ErrorCode,
     message: String,
+    /// Who settled the ask this way, when a person did and was known (§23: a cancellation).
+    by: Option<Box<crate::types::Respondent>>,
 }
 
 /// `s` as a JSON string literal, the way messages quote input (`question id "a" …`).
@@ -199,7 +201,13 @@ impl UserQuestionError {
         UserQuestionError {
             code,
             message: message.into(),
+            by: None,
         }
+    }
+
+    /// Who settled the ask this way (§23), when a known person cancelled it.
+    pub fn by(&self) -> Option<&crate::types::Respondent> {
+        self.by.as_deref()
     }
 
     /// The stable code.
@@ -225,6 +233,15 @@ impl UserQuestionError {
     /// `ASK_CANCELLED`: the user dismissed the question.
     pub fn cancelled() -> Self {
         Self::new(ErrorCode::AskCancelled, messages::ASK_CANCELLED)
+    }
+
+    /// [`cancelled`](Self::cancelled) by a person, when known (§23): [`by`](Self::by) names
+    /// them (the journal records it).
+    pub fn cancelled_by(by: Option<crate::types::Respondent>) -> Self {
+        UserQuestionError {
+            by: by.map(Box::new),
+            ..Self::cancelled()
+        }
     }
 
     /// `ASK_TIMED_OUT` for a request whose `timeoutMs` was `ms` (§16).

@@ -460,9 +460,8 @@ impl QuestionInbox {
     /// [`cancel`](Self::cancel) by a known person (§23): subscribers hear who as the
     /// `resolved` event's `by`.
     pub fn cancel_by(&self, ticket: u64, by: Option<Respondent>) -> Result<()> {
-        self.settle(ticket, Outcome::Cancelled, by, |_| {
-            Ok(Err(UserQuestionError::cancelled()))
-        })
+        let error = UserQuestionError::cancelled_by(by.clone());
+        self.settle(ticket, Outcome::Cancelled, by, |_| Ok(Err(error)))
     }
 
     /// Fails `ticket`: the asker gets `PROVIDER_FAILED` with `message`.

@@ -313,7 +313,10 @@ impl Journal {
             Ok(answer) => (Some(answer), None, None),
             Err(e) => (None, Some(e.code().as_str()), Some(e.message())),
         };
-        let by = answer.and_then(|a| a.respondent.as_ref());
+        let by = match result {
+            Ok(answer) => answer.respondent.as_ref(),
+            Err(e) => e.by(),
+        };
         let answer = answer.map(|a| Answers {
             answers: &a.answers,
         });

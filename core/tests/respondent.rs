@@ -218,3 +218,41 @@ fn to_reaches_the_provider_and_p() {
     );
     assert_eq!(inbox.len(), 0, "the provider was not reached");
 }
+
+#[test]
+fn a_cancellation_by_a_person_reaches_the_asker_and_the_journal_as_by() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let ctx = Context::with_journal(&path);
+    let inbox = QuestionInbox::new();
+    let _reg = ctx
+        .user_questions()
+        .register_provider(inbox.clone())
+        .unwrap();
+    let asking = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(questions()))
+        .unwrap();
+    inbox.cancel_by(1, Some(alice())).unwrap();
+    let error = block_on(asking).unwrap_err();
+    assert_eq!(error.code(), user_questions::ErrorCode::AskCancelled);
+    assert_eq!(error.by(), Some(&alice()));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let value: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "at", "event", "ask", "outcome", "by", "ms", "code", "message"
+        ]
+    );
+    assert_eq!(
+        value["by"],
+        serde_json::json!({"id": "alice", "name": "Alice Martin"})
+    );
+}

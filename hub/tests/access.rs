@@ -516,4 +516,35 @@ fn a_remote_provider_with_an_asker_s_token_gets_the_answer_and_its_respondent() 
         Some(Respondent::new("alice", "Alice Martin"))
     );
     assert_eq!(answer.answers[0].selected, ["Yes"]);
+    // A cancellation by a person reaches the asker with who it was.
+    let mut question = AskUserQuestionItem::new("again", "Proceed again?");
+    question.options = Some(vec![user_questions::AskUserQuestionOption::new(
+        "Yes".to_owned(),
+        None,
+    )]);
+    let asking = ctx
+        .user_questions()
+        .start(AskUserQuestionRequest::new(vec![question]))
+        .unwrap();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let ticket = loop {
+        if let Some(&ticket) = f.listed(ALICE).first() {
+            break ticket;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ask reached the hub"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (status, _) = f.call(
+        Method::POST,
+        &format!("/api/v1/questions/{ticket}/cancel"),
+        Some(ALICE),
+        Some(json!({})),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let error = futures::executor::block_on(asking).unwrap_err();
+    assert_eq!(error.code(), user_questions::ErrorCode::AskCancelled);
+    assert_eq!(error.by(), Some(&Respondent::new("alice", "Alice Martin")));
 }

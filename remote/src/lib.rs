@@ -671,7 +671,10 @@ impl Conn {
         Some(match value["status"].as_str() {
             Some("pending") => return None,
             Some("answered") => user_questions::parse::parse_provider_answer(&value["answer"]),
-            Some("cancelled") => Err(UserQuestionError::cancelled()),
+            // Who cancelled, when the hub knew the person (§23).
+            Some("cancelled") => Err(UserQuestionError::cancelled_by(
+                serde_json::from_value(value["by"].clone()).ok(),
+            )),
             Some("timed_out") => Err(UserQuestionError::timed_out(
                 deadline.map_or(0, Deadline::timeout_ms),
             )),
