@@ -209,6 +209,30 @@ fn an_asker_never_answers_lists_settles_or_opens_the_page() {
 }
 
 #[test]
+fn me_names_the_signed_in_person_and_refuses_an_asker() {
+    let f = fixture();
+    assert_eq!(
+        f.call(Method::GET, "/api/v1/me", Some(ALICE), None),
+        (
+            StatusCode::OK,
+            json!({"id": "alice", "name": "Alice Martin"})
+        )
+    );
+    // Without a name in the file, a person is named by their id.
+    assert_eq!(
+        f.call(Method::GET, "/api/v1/me", Some(BOB), None),
+        (StatusCode::OK, json!({"id": "bob", "name": "bob"}))
+    );
+    let reply = f.call(Method::GET, "/api/v1/me", Some(CI), None);
+    assert_eq!(
+        (reply.0, refused(&reply).1),
+        (StatusCode::FORBIDDEN, "FORBIDDEN")
+    );
+    let reply = f.call(Method::GET, "/api/v1/me", None, None);
+    assert_eq!(reply.0, StatusCode::UNAUTHORIZED);
+}
+
+#[test]
 fn a_person_never_posts_or_follows_asks() {
     let f = fixture();
     let ticket = f.post(CI, ask("deploy"));

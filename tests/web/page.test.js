@@ -1,7 +1,12 @@
 // The question page in a real browser: every kind of question, keyboard only, hostile text,
-// several tabs, questions leaving on their own, deadlines, a phone-sized screen.
+// several tabs, questions leaving on their own, deadlines, a phone-sized screen; people of an
+// access file signed in with their own tokens (§23).
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Server, batch, launch, open, openPage, shot } from './harness.js';
 
@@ -1036,5 +1041,145 @@ describe('the question page when the connection, the server or other screens get
     for (const name of [long, short, none]) assert.equal((await server.result(name)).error.code, 'ASK_ABORTED');
     noProblems(page);
     await context.close();
+  });
+});
+
+describe('the question page with an access file (§23)', () => {
+  const ALICE = 'alice-token_0123456789abcdef';
+  const BOB = 'bob-token_0123456789abcdef';
+  const sha256 = (token) => createHash('sha256').update(token).digest('hex');
+  let dir;
+  let people;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'uq-page-access-'));
+    const file = join(dir, 'access.toml');
+    writeFileSync(
+      file,
+      `[[person]]\nid = "alice"\nname = "Alice Martin"\ntoken_sha256 = "${sha256(ALICE)}"\ngroups = ["ops"]\n\n` +
+        `[[person]]\nid = "bob"\ntoken_sha256 = "${sha256(BOB)}"\n`,
+    );
+    people = await Server.start(['--access', file]);
+  });
+
+  after(async () => {
+    await people?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A page of its own context, logged in with `token` (the person's own link). */
+  async function signIn(token, options = {}) {
+    const context = await browser.newContext({ viewport: { width: 1000, height: 900 }, ...options });
+    const page = await openPage(context, { url: `${people.base}/?token=${token}` });
+    return { context, page };
+  }
+
+  /** Settles `ticket` through the person API with `token`, as another screen of theirs would. */
+  async function settle(token, ticket, action, body = {}) {
+    const response = await fetch(`${people.base}/api/v1/questions/${ticket}/${action}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 200, await response.text());
+  }
+
+  /** The tickets `token` sees pending, once `count` of them are. */
+  async function listed(token, count) {
+    for (let i = 0; i < 100; i++) {
+      const response = await fetch(`${people.base}/api/v1/questions`, { headers: { Authorization: `Bearer ${token}` } });
+      const { pending } = await response.json();
+      if (pending.length >= count) return pending;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${count} questions never came`);
+  }
+
+  it('shows nobody signed in with the one token', async () => {
+    const { context, page } = await open(browser, server);
+    const url = new URL('/api/v1/me', server.base).href;
+    await page.waitForFunction((u) => performance.getEntriesByName(u).length > 0, url);
+    await page.waitForTimeout(200);
+    assert.equal(await page.locator('#me').isHidden(), true);
+    assert.equal(await page.locator('#me').textContent(), '');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('signs a person in, shows only their questions, and names who answered or cancelled one that left', async () => {
+    const { context, page } = await signIn(ALICE);
+    await page.locator('#me').waitFor();
+    assert.equal(await page.locator('#me').textContent(), 'Signed in as Alice Martin');
+    assert.equal(await page.title(), 'user-questions', 'the tab title does not carry the name');
+
+    // Bob's question first (on the server, as bob's own list says), then one for ops.
+    people.ask('for-bob', { questions: [{ ...PKG, header: 'For Bob' }], to: ['bob'] });
+    const [forBob] = await listed(BOB, 1);
+    people.ask('for-ops', { questions: [{ ...NAME, header: 'For ops' }], to: ['ops'] });
+    const ops = await ticketOf(page, 'For ops');
+    assert.equal(await page.locator('section.batch', { hasText: 'For Bob' }).count(), 0, "bob's question is not alice's");
+    assert.equal(await page.locator('section.batch').count(), 1);
+    assert.equal(await page.title(), '(1) user-questions');
+
+    // Bob, signed in on his own, sees his question and not the one for ops.
+    const bob = await signIn(BOB);
+    await bob.page.locator('#me').waitFor();
+    assert.equal(await bob.page.locator('#me').textContent(), 'Signed in as bob');
+    assert.equal(await ticketOf(bob.page, 'For Bob'), forBob.ticket);
+    assert.equal(await bob.page.locator('section.batch', { hasText: 'For ops' }).count(), 0, "ops's question is not bob's");
+    await shot(page, 'signed-in');
+
+    // Alice answers on another screen of hers: the page names her, and so does the answer.
+    await settle(ALICE, ops, 'answer', { answers: [{ id: 'name', selected: [], custom: 'ledger' }] });
+    await batch(page, ops).waitFor({ state: 'detached' });
+    assert.match(await page.locator('.notice').first().textContent(), /Answered by Alice Martin: For ops: What should the service be called\?/);
+    assert.equal(await page.locator('.notice .by').first().textContent(), 'Alice Martin');
+    assert.deepEqual((await people.result('for-ops')).answer, {
+      answers: [{ id: 'name', selected: [], custom: 'ledger' }],
+      respondent: { id: 'alice', name: 'Alice Martin' },
+    });
+    assert.equal(await page.title(), 'user-questions');
+
+    // Cancelled by her elsewhere: named too.
+    people.ask('cancel-ops', { questions: [{ ...NAME, header: 'Cancel me' }], to: ['ops'] });
+    const cancelled = await ticketOf(page, 'Cancel me');
+    await settle(ALICE, cancelled, 'cancel');
+    await batch(page, cancelled).waitFor({ state: 'detached' });
+    assert.match(await page.locator('.notice').first().textContent(), /Cancelled by Alice Martin: Cancel me: What should/);
+    assert.equal((await people.result('cancel-ops')).error.code, 'ASK_CANCELLED');
+    await shot(page, 'signed-in-notices');
+
+    // An outcome nobody chose keeps its words: bob's question withdrawn by its asker.
+    people.withdraw('for-bob');
+    await batch(bob.page, forBob.ticket).waitFor({ state: 'detached' });
+    assert.match(await bob.page.locator('.notice').first().textContent(), /Withdrawn by the asker: For Bob: Which package manager/);
+    assert.equal((await people.result('for-bob')).error.code, 'ASK_ABORTED');
+    noProblems(page);
+    noProblems(bob.page);
+    await bob.context.close();
+    await context.close();
+  });
+
+  it('fits who is signed in on a 390 px phone screen, light and dark, and keeps it out of the keyboard path', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const { context, page } = await signIn(ALICE, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, colorScheme });
+      await page.locator('#me').waitFor();
+      const name = `phone-me-${colorScheme}`;
+      people.ask(name, { questions: [PKG], to: ['alice'] });
+      const b = batch(page, await ticketOf(page, PKG.question));
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.body.scrollWidth]);
+      assert.ok(widths.every((w) => w <= 390), `no horizontal scroll (${widths}) in ${colorScheme}`);
+      const [color, background] = await page.evaluate(() => [getComputedStyle(document.querySelector('#me .who')).color, getComputedStyle(document.body).backgroundColor]);
+      assert.notEqual(color, background);
+      // The first Tab still goes to the first choice: the line is text, not a control.
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement.labels?.[0]?.textContent), 'pnpm Recommended');
+      await shot(page, `signed-in-phone-${colorScheme}`, false);
+      await b.getByRole('button', { name: `Dismiss question ${await b.getAttribute('data-ticket')} without answering` }).click();
+      const result = await people.result(name);
+      assert.equal(result.error.code, 'ASK_CANCELLED');
+      noProblems(page);
+      await context.close();
+    }
   });
 });

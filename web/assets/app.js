@@ -9,7 +9,7 @@ const MORE_TIME_MS = 5 * 60 * 1000;
 const MAX_EXTEND_MS = 2147483647;
 const MAX_NOTICES = 5;
 
-/** ticket → batch record: { p, section, form, countdown, busy, resolvedOutcome } */
+/** ticket → batch record: { p, section, form, countdown, busy, resolvedOutcome, resolvedBy } */
 const batches = new Map();
 /** Server clock minus this clock, in ms (deadlines are the server's). */
 let skew = 0;
@@ -268,7 +268,7 @@ function render(p) {
   form.append(error, el('div', { class: 'actions' }, submit, dismiss));
 
   const section = el('section', { class: 'batch', 'aria-labelledby': titleId, 'data-ticket': p.ticket }, head, form);
-  const b = { p, section, form, error, heading, countdown, deadline, busy: false, extending: false, hadFocus: false, resolvedOutcome: null };
+  const b = { p, section, form, error, heading, countdown, deadline, busy: false, extending: false, hadFocus: false, resolvedOutcome: null, resolvedBy: null };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     submitBatch(b);
@@ -355,7 +355,7 @@ async function settleBatch(b, path, body, done) {
     result = await post(path, body);
   } catch {
     setBusy(b, false);
-    if (b.resolvedOutcome) removeBatch(b.p.ticket, outcomeNotice(b.p, b.resolvedOutcome), 'warn');
+    if (b.resolvedOutcome) removeBatch(b.p.ticket, outcomeNotice(b.p, b.resolvedOutcome, b.resolvedBy), 'warn');
     else b.error.textContent = 'Could not reach the server. Check the connection and try again.';
     return;
   }
@@ -365,7 +365,7 @@ async function settleBatch(b, path, body, done) {
     // Not taken: settled elsewhere (or, refused for another reason, settled meanwhile). The
     // notice says so and takes the focus, so the person sees that what they sent was not used.
     const why = b.resolvedOutcome
-      ? outcomeNotice(b.p, b.resolvedOutcome)
+      ? outcomeNotice(b.p, b.resolvedOutcome, b.resolvedBy)
       : about('Not sent — this question was already answered, dismissed or closed elsewhere: ', b.p);
     const item = removeBatch(b.p.ticket, why, 'warn');
     if (item) item.focus();
@@ -433,7 +433,23 @@ async function moreTime(b) {
 
 // ---- the list ---------------------------------------------------------------------------------
 
-function outcomeNotice(p, outcome) {
+/** The name of who settled, from an event's `by` (§23): a non-empty string, else null. */
+function nameOf(by) {
+  if (!by || typeof by !== 'object') return null;
+  const name = typeof by.name === 'string' && by.name !== '' ? by.name : by.id;
+  return typeof name === 'string' && name !== '' ? name : null;
+}
+
+/**
+ * What a notice says of batch `p` that left with `outcome`; `by` (the event's, §23), when it
+ * names a person who answered or cancelled, is named — isolated, as the question's words are.
+ */
+function outcomeNotice(p, outcome, by = null) {
+  const name = nameOf(by);
+  if (name !== null && (outcome === 'answered' || outcome === 'cancelled')) {
+    const verb = outcome === 'answered' ? 'Answered by ' : 'Cancelled by ';
+    return [verb, el('bdi', { class: 'by', text: name }), ...about(': ', p)];
+  }
   switch (outcome) {
     case 'answered':
       return about('Answered elsewhere: ', p);
@@ -551,10 +567,10 @@ function removeBatch(ticket, text, kind) {
   return item;
 }
 
-function onResolved(ticket, outcome) {
+function onResolved(ticket, outcome, by) {
   const waiting = queued.get(ticket);
   if (waiting) {
-    removeBatch(ticket, outcomeNotice(waiting, outcome), 'warn');
+    removeBatch(ticket, outcomeNotice(waiting, outcome, by), 'warn');
     return;
   }
   const b = batches.get(ticket);
@@ -562,9 +578,10 @@ function onResolved(ticket, outcome) {
   // Our own submission in flight: its response says whether we or another screen won.
   if (b.busy) {
     b.resolvedOutcome = outcome;
+    b.resolvedBy = by || null;
     return;
   }
-  removeBatch(ticket, outcomeNotice(b.p, outcome), outcome === 'answered' ? 'info' : 'warn');
+  removeBatch(ticket, outcomeNotice(b.p, outcome, by), outcome === 'answered' ? 'info' : 'warn');
 }
 
 function onExtended(ticket, expiresAt) {
@@ -620,6 +637,28 @@ async function fetchPending() {
   }
 }
 
+// ---- who is signed in -------------------------------------------------------------------------
+
+/**
+ * "Signed in as NAME" in the header, for a person of an access file (§23): `/api/v1/me` gives
+ * `{"id","name"}` for them, `{}` for the one token (nothing is shown then).
+ */
+async function showMe() {
+  let me;
+  try {
+    const response = await fetch('/api/v1/me', { credentials: 'same-origin' });
+    if (!response.ok) return;
+    me = await response.json();
+  } catch {
+    return;
+  }
+  if (!me || typeof me.id !== 'string' || me.id === '') return;
+  const name = typeof me.name === 'string' && me.name !== '' ? me.name : me.id;
+  const line = $('me');
+  line.replaceChildren('Signed in as ', el('bdi', { class: 'who', text: name }));
+  line.hidden = false;
+}
+
 // ---- the event stream -------------------------------------------------------------------------
 
 /** When the stream was last lost (null while it is open). */
@@ -644,8 +683,8 @@ function connect() {
   });
   source.addEventListener('requested', (e) => addBatch(JSON.parse(e.data)));
   source.addEventListener('resolved', (e) => {
-    const { ticket, outcome } = JSON.parse(e.data);
-    onResolved(ticket, outcome);
+    const { ticket, outcome, by } = JSON.parse(e.data);
+    onResolved(ticket, outcome, by);
   });
   source.addEventListener('extended', (e) => {
     const { ticket, expiresAt } = JSON.parse(e.data);
@@ -671,6 +710,7 @@ function connect() {
 
 refreshCount();
 setInterval(tick, 1000);
+showMe();
 // The list first, drawn at once (one insertion, however many are waiting); then the stream,
 // which replays what is pending (already shown) and brings every change after.
 fetchPending().then((pending) => {

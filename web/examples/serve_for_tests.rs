@@ -1,17 +1,21 @@
 //! A WebProvider driven by JSON lines, for the browser tests (tests/web) and for trying the page.
 //!
 //! ```text
-//! cargo run -p user-questions-web --example serve_for_tests -- [--listen ADDR] [--token TOKEN]
+//! cargo run -p user-questions-web --example serve_for_tests -- [--listen ADDR] [--token TOKEN] [--access PATH]
 //! ```
+//!
+//! `--access PATH` serves the people of an access file (§23) instead of the one token: each
+//! logs in with `/?token=<their token>`, and the URL then carries no token.
 //!
 //! Prints `{"url":"http://…/?token=…"}` first. Then, per line on stdin:
 //!
-//! - `{"ask":"name","request":{"questions":[…],"timeoutMs"?:n,"key"?:…}}` asks (the request as on
-//!   the wire; an `"agentId"` field asks as that root agent);
+//! - `{"ask":"name","request":{"questions":[…],"timeoutMs"?:n,"key"?:…,"to"?:[…]}}` asks (the
+//!   request as on the wire; an `"agentId"` field asks as that root agent);
 //! - `{"withdraw":"name"}` withdraws that ask (its signal fires);
 //! - `{"close":true}` closes the provider (what waits settles `ASK_ABORTED`).
 //!
-//! Each ask prints one line when it settles: `{"ask":"name","answer":{…}}` or
+//! Each ask prints one line when it settles: `{"ask":"name","answer":{…}}` (with its
+//! `"respondent"` when a person of the access file answered) or
 //! `{"ask":"name","error":{"code":…,"message":…}}`. A bad input line prints
 //! `{"bad":"…reason…"}`. The program ends when stdin closes.
 
@@ -36,8 +40,17 @@ fn main() {
         match (arg.as_str(), args.next()) {
             ("--listen", Some(v)) => builder = builder.listen(v),
             ("--token", Some(v)) => builder = builder.token(v),
+            ("--access", Some(v)) => {
+                builder = match builder.access_file(v) {
+                    Ok(builder) => builder,
+                    Err(e) => {
+                        eprintln!("{}", e.message());
+                        std::process::exit(1);
+                    }
+                }
+            }
             _ => {
-                eprintln!("usage: serve_for_tests [--listen ADDR] [--token TOKEN]");
+                eprintln!("usage: serve_for_tests [--listen ADDR] [--token TOKEN] [--access PATH]");
                 std::process::exit(2);
             }
         }

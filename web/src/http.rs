@@ -446,6 +446,7 @@ pub fn app<S: Questions>(more: Router<Arc<S>>, state: Arc<S>) -> Router {
         .route("/app.js", get(app_js))
         .route("/style.css", get(style_css))
         .route("/icon.svg", get(icon_svg))
+        .route("/api/v1/me", get(me))
         .route("/api/v1/questions", get(list::<S>))
         .route("/api/v1/events", get(events::<S>))
         .route("/api/v1/questions/{ticket}/answer", post(answer::<S>))
@@ -741,6 +742,16 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 // ---- the person's API -----------------------------------------------------------------------
+
+/// `GET /api/v1/me`: who the page is signed in as (§23), `{"id","name"}` for a person of the
+/// access file, `{}` for anyone with the one token. (An asker never gets here: 403.)
+async fn me(Extension(caller): Extension<Caller>) -> Response {
+    let body = match caller.respondent() {
+        Some(person) => serde_json::json!({ "id": person.id, "name": person.name }).to_string(),
+        None => "{}".to_owned(),
+    };
+    json_response(StatusCode::OK, body)
+}
 
 async fn list<S: Questions>(
     State(state): State<Arc<S>>,

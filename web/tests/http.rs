@@ -14,6 +14,7 @@ use user_questions::{
     AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption,
     AskUserQuestionRequest, Context, ErrorCode, Result,
 };
+use user_questions_web::access::hash_token;
 use user_questions_web::{MAX_BODY_BYTES, WebProvider};
 
 const TOKEN: &str = "test-token_0123456789";
@@ -1966,5 +1967,147 @@ fn a_request_whose_client_half_closed_is_answered() {
     assert_eq!(
         settled(&rx).unwrap().answers[0].selected,
         vec!["A".to_owned()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn me_is_empty_for_the_one_token() {
+    let f = fixture();
+    let response = f.get("/api/v1/me").await;
+    assert_api_headers(&response);
+    assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.text().await.unwrap(), "{}");
+    let (status, body) = json_of(f.client.get(f.url("/api/v1/me")).send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+}
+
+const ALICE: &str = "alice-token_0123456789abcdef";
+const BOB: &str = "bob-token_0123456789abcdef";
+const CI: &str = "ci-token_0123456789abcdef";
+
+/// A web provider with an access file (§23): alice ("Alice Martin", group ops), bob (no name:
+/// his id), and the asker ci.
+fn fixture_with_people() -> Fixture {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "web-access-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("access.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[person]]\nid = \"alice\"\nname = \"Alice Martin\"\ntoken_sha256 = \"{}\"\ngroups = [\"ops\"]\n\n\
+             [[person]]\nid = \"bob\"\ntoken_sha256 = \"{}\"\n\n\
+             [[asker]]\nid = \"ci\"\ntoken_sha256 = \"{}\"\nto = [\"ops\"]\n",
+            hash_token(ALICE),
+            hash_token(BOB),
+            hash_token(CI)
+        ),
+    )
+    .unwrap();
+    let web = WebProvider::builder()
+        .listen("127.0.0.1:0")
+        .access_file(&path)
+        .expect("the access file passes")
+        .bind()
+        .expect("bind");
+    let _ = std::fs::remove_dir_all(&dir);
+    let ctx = Context::new();
+    let _ = ctx
+        .user_questions()
+        .register_provider(web.clone())
+        .expect("register");
+    let base = format!("http://{}", web.local_addr());
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    Fixture {
+        ctx,
+        web,
+        base,
+        client,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn me_names_the_signed_in_person() {
+    let f = fixture_with_people();
+    let me = |token: &'static str| f.client.get(f.url("/api/v1/me")).bearer_auth(token).send();
+    let response = me(ALICE).await.unwrap();
+    assert_api_headers(&response);
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.text().await.unwrap(),
+        r#"{"id":"alice","name":"Alice Martin"}"#
+    );
+    // A person without a name is named by their id.
+    let (status, body) = json_of(me(BOB).await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"id": "bob", "name": "bob"}));
+    // An asker is no person: 403, as on every route of the page and the person API.
+    let (status, body) = json_of(me(CI).await.unwrap()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(body["error"]["code"], "FORBIDDEN");
+    // No token, or one not in the file: 401.
+    let (status, _) = json_of(f.client.get(f.url("/api/v1/me")).send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = json_of(me("not-a-token-of-the-file").await.unwrap()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // The page's way: the login's cookie says who it is.
+    let login = f
+        .client
+        .get(f.url(&format!("/?token={ALICE}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::SEE_OTHER);
+    let cookie = login.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (status, body) = json_of(
+        f.client
+            .get(f.url("/api/v1/me"))
+            .header(header::COOKIE, cookie)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"id": "alice", "name": "Alice Martin"}));
+
+    // Who /me names is who the answer records.
+    let rx = ask(
+        &f.ctx,
+        AskUserQuestionRequest::new(vec![question("q", &["A", "B"])])
+            .with_to(vec!["ops".to_owned()]),
+    );
+    wait_pending(&f, 1).await;
+    let response = f
+        .client
+        .post(f.url("/api/v1/questions/1/answer"))
+        .bearer_auth(ALICE)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(r#"{"answers":[{"id":"q","selected":["A"]}]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        settled(&rx).unwrap().to_compact_json(),
+        r#"{"answers":[{"id":"q","selected":["A"]}],"respondent":{"id":"alice","name":"Alice Martin"}}"#
     );
 }
