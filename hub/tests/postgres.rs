@@ -906,3 +906,168 @@ fn an_ask_settled_and_deleted_unheard_leaves_every_hub() {
         http.assert_unlisted(h, ticket);
     }
 }
+
+/// §23 across hubs: with one access file on every hub of a database, an asker's ask is its own
+/// on every hub (another asker's ticket is a ticket never issued there too, keys are each
+/// asker's), a person sees on any hub only what is addressed to them, and a one-tap link that
+/// one hub signed answers on another (the secret is the database's), as that person.
+#[test]
+fn ownership_addressing_and_links_hold_across_hubs() {
+    let store = database("uq_access_across_hubs");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("access.toml");
+    let hash = user_questions_web::access::hash_token;
+    std::fs::write(
+        &path,
+        format!(
+            "[[person]]\nid = \"alice\"\nname = \"Alice Martin\"\ntoken_sha256 = \"{}\"\ngroups = [\"ops\"]\n\n\
+             [[person]]\nid = \"bob\"\ntoken_sha256 = \"{}\"\n\n\
+             [[asker]]\nid = \"ci\"\ntoken_sha256 = \"{}\"\nto = [\"ops\"]\n\n\
+             [[asker]]\nid = \"bot\"\ntoken_sha256 = \"{}\"\n",
+            hash("alice-token"),
+            hash("bob-token"),
+            hash("ci-token"),
+            hash("bot-token")
+        ),
+    )
+    .unwrap();
+    let p_file = dir.path().join("p.jsonl");
+    let with_access = |notify: bool| {
+        let control = std::sync::Arc::new(
+            user_questions_web::access::AccessControl::load(path.clone()).unwrap(),
+        );
+        let on_question = notify.then(|| format!("cat >> '{}'", p_file.display()));
+        move |c: &mut HubConfig| {
+            c.access = Some(control);
+            c.on_question = on_question;
+        }
+    };
+    let a = hub_with(&store, with_access(true));
+    let b = hub_with(&store, with_access(false));
+    let http = Http::new();
+    let call =
+        |hub: &Hub, method: reqwest::Method, path: &str, token: &str, body: Option<Value>| {
+            http.rt.block_on(async {
+                let mut request = http
+                    .client
+                    .request(method, format!("http://{}{path}", hub.local_addr()))
+                    .bearer_auth(token);
+                if let Some(body) = body {
+                    request = request.body(body.to_string());
+                }
+                let response = request.send().await.unwrap();
+                let status = response.status();
+                let text = response.text().await.unwrap();
+                (
+                    status,
+                    serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)),
+                )
+            })
+        };
+    let ask = json!({"questions": [{"id": "go", "question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}], "key": "k"});
+    let (status, reply) = call(
+        &a,
+        reqwest::Method::POST,
+        "/api/v1/asks",
+        "ci-token",
+        Some(ask.clone()),
+    );
+    assert_eq!(status, StatusCode::CREATED, "{reply}");
+    let ticket = reply["ticket"].as_u64().unwrap();
+    // Another asker on the other hub: a ticket never issued; its own key is its own ask.
+    let (status, reply) = call(
+        &b,
+        reqwest::Method::GET,
+        &format!("/api/v1/asks/{ticket}"),
+        "bot-token",
+        None,
+    );
+    assert_eq!(
+        (status, &reply["error"]["code"]),
+        (StatusCode::NOT_FOUND, &json!("NOT_PENDING"))
+    );
+    let (_, reply) = call(
+        &b,
+        reqwest::Method::POST,
+        "/api/v1/asks",
+        "bot-token",
+        Some(ask.clone()),
+    );
+    let bots = reply["ticket"].as_u64().unwrap();
+    assert_ne!(bots, ticket);
+    let (_, reply) = call(
+        &b,
+        reqwest::Method::POST,
+        "/api/v1/asks",
+        "ci-token",
+        Some(ask),
+    );
+    assert_eq!(
+        reply["ticket"].as_u64(),
+        Some(ticket),
+        "ci's key resumes ci's ask on hub b"
+    );
+    // On hub b, alice sees ci's (addressed to ops) and bot's (everyone); bob only bot's.
+    let listed = |token: &str| -> Vec<u64> {
+        let (_, body) = call(&b, reqwest::Method::GET, "/api/v1/questions", token, None);
+        body["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["ticket"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(listed("alice-token"), [ticket, bots]);
+    assert_eq!(listed("bob-token"), [bots]);
+    let (status, _) = call(
+        &b,
+        reqwest::Method::POST,
+        &format!("/api/v1/questions/{ticket}/answer"),
+        "bob-token",
+        Some(json!({"answers": [{"id": "go", "selected": ["No"]}]})),
+    );
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // The link hub a signed, pressed on hub b.
+    let until = Instant::now() + PATIENCE;
+    let link = loop {
+        let text = std::fs::read_to_string(&p_file).unwrap_or_default();
+        if let Some(line) = text
+            .lines()
+            .find(|l| l.contains(&format!("\"ticket\":{ticket},")))
+        {
+            let p: Value = serde_json::from_str(line).unwrap();
+            break p["links"]["alice"]["Yes"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < until, "--on-question ran on hub a");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        p_file.exists()
+            && !std::fs::read_to_string(&p_file)
+                .unwrap()
+                .contains("\"bob\":{"),
+        "no link for bob"
+    );
+    let capability = link.rsplit_once("/a/").unwrap().1;
+    let (status, page) = http.rt.block_on(async {
+        let response = http
+            .client
+            .post(format!("http://{}/a/{capability}", b.local_addr()))
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.text().await.unwrap())
+    });
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let (_, polled) = call(
+        &a,
+        reqwest::Method::GET,
+        &format!("/api/v1/asks/{ticket}"),
+        "ci-token",
+        None,
+    );
+    assert_eq!(
+        polled,
+        json!({"status": "answered", "answer": {"answers": [{"id": "go", "selected": ["Yes"]}], "respondent": {"id": "alice", "name": "Alice Martin"}}})
+    );
+}
