@@ -1,4 +1,4 @@
-//! The access file (SPEC §23): who may see and answer questions (`[[person]]`), and which
+//! The access file (docs/reference.md §23): who may see and answer questions (`[[person]]`), and which
 //! hosts may post them (`[[asker]]`), each known by the SHA-256 of a token — the tokens
 //! themselves are never stored.
 //!
