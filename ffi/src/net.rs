@@ -6,6 +6,8 @@ use std::ffi::c_char;
 #[cfg(any(feature = "web", feature = "remote"))]
 use std::sync::Arc;
 
+#[cfg(feature = "web")]
+use crate::ask::{report, report_panic};
 #[cfg(any(feature = "web", feature = "remote"))]
 use crate::code::{code_of, uq_code};
 #[cfg(any(feature = "web", feature = "remote"))]
@@ -14,8 +16,6 @@ use crate::context::{ContextHandle, uq_context};
 use crate::handles;
 #[cfg(any(feature = "web", feature = "remote"))]
 use crate::provider::register_with_closer;
-#[cfg(feature = "web")]
-use crate::ask::{report, report_panic};
 #[cfg(feature = "web")]
 use crate::strings::owned;
 #[cfg(any(feature = "web", feature = "remote"))]
@@ -52,15 +52,7 @@ pub unsafe extern "C" fn uq_register_web_provider(
 ) -> uq_code {
     ffi_boundary!(uq_code::UQ_INTERNAL, {
         // SAFETY: forwarded from this function's contract; no access file.
-        code_of(unsafe {
-            register_web(
-                ctx,
-                listen,
-                std::ptr::null(),
-                out_registration,
-                out_url,
-            )
-        })
+        code_of(unsafe { register_web(ctx, listen, std::ptr::null(), out_registration, out_url) })
     })
 }
 
