@@ -309,8 +309,10 @@ export declare class TerminalProvider {
  * constructed, on threads of its own: its asks never run JS, and with nothing pending it never
  * keeps Node alive. Register it as the provider and open `url`. `close()` (or `using`) stops it
  * and settles what waits on it `ASK_ABORTED`, as disposing its registration does.
- * Throws `INVALID_ARGUMENT` for an address that cannot be bound or a token not of 1 to 256
- * characters from `A-Z a-z 0-9 - . _ ~`.
+ * Throws `INVALID_ARGUMENT` for an address that cannot be bound, a token not of 1 to 256
+ * characters from `A-Z a-z 0-9 - . _ ~`, an access file that cannot be read or does not pass
+ * (`cannot read the access file PATH: <reason>`), or `token` and `access` together (`give token
+ * or access, not both`).
  */
 export declare class WebProvider {
   #private
@@ -319,10 +321,23 @@ export declare class WebProvider {
     listen?: string
     /** The token to require; default 32 random bytes, base64url. */
     token?: string
+    /**
+     * The access file (a path or a `file:` URL; docs/reference.md §23) of people with tokens of
+     * their own, instead of the one token: each signs in with theirs (`GET /?token=…` or
+     * `Authorization: Bearer …`), sees only the questions addressed to them (`to`), and the
+     * answer carries their `respondent`. Read once, here.
+     */
+    access?: string | URL
   })
-  /** `http://HOST:PORT/?token=TOKEN`: open it to answer. */
+  /**
+   * `http://HOST:PORT/?token=TOKEN`: open it to answer; `http://HOST:PORT/` with `access`, where
+   * each person signs in with their own token.
+   */
   readonly url: string
-  /** The token the page and API require (`Authorization: Bearer TOKEN`). */
+  /**
+   * The token the page and API require (`Authorization: Bearer TOKEN`). With `access`, a random
+   * token the server does not accept: people use their own.
+   */
   readonly token: string
   /** The host the server is bound to. */
   readonly host: string

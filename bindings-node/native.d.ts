@@ -278,13 +278,19 @@ export declare class NativeTerminalProvider {
 export declare class NativeWebProvider {
   /**
    * Binds `listen` (`"HOST:PORT"`, `"127.0.0.1:0"` when `null`) with `token` (random when
-   * `null`). Throws `INVALID_ARGUMENT` for an address that cannot be bound or a token not
-   * of 1 to 256 characters from `A-Z a-z 0-9 - . _ ~`.
+   * `null`), or with the access file at `access` (§23: people with tokens of their own; the
+   * URL then carries no token). Throws `INVALID_ARGUMENT` for an address that cannot be
+   * bound, a token not of 1 to 256 characters from `A-Z a-z 0-9 - . _ ~`, an access file
+   * that cannot be read or does not pass (`cannot read the access file PATH: <reason>`),
+   * or `token` and `access` together (`give token or access, not both`).
    */
-  constructor(listen?: string | undefined | null, token?: string | undefined | null)
-  /** `http://HOST:PORT/?token=TOKEN`. */
+  constructor(listen?: string | undefined | null, token?: string | undefined | null, access?: string | undefined | null)
+  /** `http://HOST:PORT/?token=TOKEN`; `http://HOST:PORT/` with an access file. */
   get url(): string
-  /** The token the page and API require. */
+  /**
+   * The token the page and API require (with an access file: a random token nothing
+   * accepts).
+   */
   get token(): string
   /** The host the server is bound to. */
   get host(): string

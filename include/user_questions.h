@@ -424,7 +424,8 @@ uq_code uq_register_terminal_provider(uq_context *ctx,
 // `*out_registration` receives its id: `uq_unregister_provider` (or `uq_context_free`)
 // settles what waits on it `UQ_ASK_ABORTED`, stops the server and ends its threads before it
 // returns. A non-loopback address works, with a warning on stderr that the traffic is plain
-// HTTP.
+// HTTP. `uq_register_web_provider_with_access` serves people with tokens of their own
+// instead (§23), and says why a call failed.
 //
 // Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered (the server
 // is stopped again); `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a `listen`
@@ -438,6 +439,36 @@ uq_code uq_register_web_provider(uq_context *ctx,
                                  const char *listen,
                                  uint64_t *out_registration,
                                  char **out_url);
+#endif
+
+#if defined(UQ_HAS_WEB)
+// `uq_register_web_provider` with an access file (§23): `access_path` names a TOML file of
+// people (`[[person]]` with `id`, `name`, `token_sha256`, `groups`) and askers. Each person
+// then signs in with a token of their own (`GET /?token=THEIRS` on the page, or
+// `Authorization: Bearer THEIRS` on the API), sees and settles only the questions addressed
+// to them (a request's `"to"`, or every question without one), and their answers carry
+// `"respondent":{"id","name"}`. `*out_url` receives `http://HOST:PORT/`, with no token. The
+// file is read once, here. `access_path` NULL: no access file, exactly
+// `uq_register_web_provider` (a random token, in the URL). When `out_error_json` is not NULL
+// it is always written — NULL on `UQ_OK`, otherwise the owned error JSON
+// `{"code":"NAME","message":"…"}` (`uq_string_free`), e.g. `{"code":"INVALID_ARGUMENT",
+// "message":"cannot read the access file PATH: <reason>"}`.
+//
+// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered (the server
+// is stopped again); `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a `listen`
+// that is not UTF-8 or cannot be bound, an `access_path` that is not UTF-8, an access file
+// that cannot be read or does not pass (the message says why, naming the entry), or a NULL
+// `out_registration` or `out_url`. On failure nothing is written but `*out_error_json`.
+//
+// # Safety
+// `listen` and `access_path` are NULL or NUL-terminated strings; `out_registration`,
+// `out_url` and `out_error_json` are NULL or writable.
+uq_code uq_register_web_provider_with_access(uq_context *ctx,
+                                             const char *listen,
+                                             const char *access_path,
+                                             uint64_t *out_registration,
+                                             char **out_url,
+                                             char **out_error_json);
 #endif
 
 #if defined(UQ_HAS_REMOTE)

@@ -2,6 +2,7 @@
 // The web provider (§19) and the remote provider (§20), served natively.
 'use strict'
 
+const { fileURLToPath } = require('node:url')
 const native = require('../native.js')
 const { disposeSymbol } = require('./dispose.js')
 const { callNative, invalidArgument } = require('./errors.js')
@@ -23,6 +24,24 @@ function optionalString(value, name) {
 }
 
 /**
+ * @param {unknown} value
+ * @param {string} name
+ * @returns {string | null}
+ */
+function optionalPath(value, name) {
+  if (value instanceof URL) {
+    try {
+      return fileURLToPath(value)
+    } catch (err) {
+      throw invalidArgument(`${name}: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'string') throw invalidArgument(`${name} must be a string or a file: URL`)
+  return value
+}
+
+/**
  * A question page and JSON API over HTTP (§19), bound and serving once constructed, on
  * threads of its own: its asks never run JS, and with nothing pending it never keeps Node
  * alive. Register it as the provider and open `url`. `close()` (or `using`) stops it and
@@ -33,21 +52,30 @@ class WebProvider {
   #native
 
   /**
-   * @param {{ listen?: string, token?: string }} [options] `listen`: `HOST:PORT` (default
-   *   `127.0.0.1:0`, a free loopback port); `token`: the token to require (default: random)
+   * @param {{ listen?: string, token?: string, access?: string | URL }} [options] `listen`:
+   *   `HOST:PORT` (default `127.0.0.1:0`, a free loopback port); `token`: the token to require
+   *   (default: random); `access`: the access file (a path or a `file:` URL) of people with
+   *   tokens of their own (§23), instead of the one token
    */
   constructor(options) {
     const listen = optionalString(options?.listen, 'listen')
     const token = optionalString(options?.token, 'token')
-    this.#native = callNative(() => new native.NativeWebProvider(listen, token))
+    const access = optionalPath(options?.access, 'access')
+    this.#native = callNative(() => new native.NativeWebProvider(listen, token, access))
   }
 
-  /** `http://HOST:PORT/?token=TOKEN`: open it to answer. */
+  /**
+   * `http://HOST:PORT/?token=TOKEN`: open it to answer; `http://HOST:PORT/` with `access`,
+   * where each person signs in with their own token.
+   */
   get url() {
     return this.#native.url
   }
 
-  /** The token the page and API require (`Authorization: Bearer TOKEN`). */
+  /**
+   * The token the page and API require (`Authorization: Bearer TOKEN`). With `access`, a random
+   * token the server does not accept: people use their own.
+   */
   get token() {
     return this.#native.token
   }

@@ -11,11 +11,15 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use user_questions::DropAside;
+use user_questions::{DropAside, UserQuestionError};
 use user_questions_remote::RemoteProvider;
 use user_questions_web::WebProvider;
 
 use crate::{Result, to_js};
+
+/// `token` and `access` together: people sign in with their own tokens, so the one token would
+/// be accepted by nothing.
+const TOKEN_OR_ACCESS: &str = "give token or access, not both";
 
 /// A core [`WebProvider`]: a question page and JSON API over HTTP, bound and serving once
 /// constructed.
@@ -27,10 +31,20 @@ pub struct NativeWebProvider {
 #[napi]
 impl NativeWebProvider {
     /// Binds `listen` (`"HOST:PORT"`, `"127.0.0.1:0"` when `null`) with `token` (random when
-    /// `null`). Throws `INVALID_ARGUMENT` for an address that cannot be bound or a token not
-    /// of 1 to 256 characters from `A-Z a-z 0-9 - . _ ~`.
+    /// `null`), or with the access file at `access` (§23: people with tokens of their own; the
+    /// URL then carries no token). Throws `INVALID_ARGUMENT` for an address that cannot be
+    /// bound, a token not of 1 to 256 characters from `A-Z a-z 0-9 - . _ ~`, an access file
+    /// that cannot be read or does not pass (`cannot read the access file PATH: <reason>`),
+    /// or `token` and `access` together (`give token or access, not both`).
     #[napi(constructor, catch_unwind)]
-    pub fn new(listen: Option<String>, token: Option<String>) -> Result<Self> {
+    pub fn new(
+        listen: Option<String>,
+        token: Option<String>,
+        access: Option<String>,
+    ) -> Result<Self> {
+        if token.is_some() && access.is_some() {
+            return Err(to_js(UserQuestionError::invalid_argument(TOKEN_OR_ACCESS)));
+        }
         let mut builder = WebProvider::builder();
         if let Some(listen) = listen {
             builder = builder.listen(listen);
@@ -38,19 +52,23 @@ impl NativeWebProvider {
         if let Some(token) = token {
             builder = builder.token(token);
         }
+        if let Some(access) = access {
+            builder = builder.access_file(access).map_err(to_js)?;
+        }
         let web = builder.bind().map_err(to_js)?;
         Ok(NativeWebProvider {
             web: Arc::new(DropAside::new(web)),
         })
     }
 
-    /// `http://HOST:PORT/?token=TOKEN`.
+    /// `http://HOST:PORT/?token=TOKEN`; `http://HOST:PORT/` with an access file.
     #[napi(getter, catch_unwind)]
     pub fn url(&self) -> String {
         self.web.get().url().to_owned()
     }
 
-    /// The token the page and API require.
+    /// The token the page and API require (with an access file: a random token nothing
+    /// accepts).
     #[napi(getter, catch_unwind)]
     pub fn token(&self) -> String {
         self.web.get().token().to_owned()

@@ -211,3 +211,142 @@ test('a remote provider whose hub cannot be reached settles by the deadline', as
     dispose()
   }
 })
+
+// §23: an access file of people with tokens of their own. alice's token is ALICE, bob's BOB.
+const ALICE = 'alice-token-0123456789'
+const BOB = 'bob-token-0123456789'
+
+/** A new access file naming alice and bob; its path. */
+function accessFile() {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { createHash } = require('node:crypto')
+  const sha = (/** @type {string} */ token) => createHash('sha256').update(token).digest('hex')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uq-access-'))
+  const file = path.join(dir, 'access.toml')
+  fs.writeFileSync(
+    file,
+    `[[person]]\nid = "alice"\nname = "Alice Martin"\ntoken_sha256 = "${sha(ALICE)}"\n\n` +
+      `[[person]]\nid = "bob"\ntoken_sha256 = "${sha(BOB)}"\n`,
+  )
+  return file
+}
+
+/**
+ * One API request with a person's token: `{ status, body }`.
+ * @param {WebProvider} web
+ * @param {string} token
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+async function as(web, token, method, path, body) {
+  const response = await fetch(`http://${web.host}:${web.port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return { status: response.status, body: await response.json() }
+}
+
+/** The ticket of the first question `token`'s person is shown, once there is one. */
+async function ticketFor(/** @type {WebProvider} */ web, /** @type {string} */ token) {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const { status, body } = await as(web, token, 'GET', '/api/v1/questions')
+    assert.equal(status, 200)
+    if (body.pending.length > 0) return body.pending[0].ticket
+    assert.ok(Date.now() < deadline, 'no pending question')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+test('access: people sign in with their own tokens; the URL carries none', async () => {
+  const { pathToFileURL } = require('node:url')
+  const file = accessFile()
+  for (const access of [file, pathToFileURL(file)]) {
+    const web = new WebProvider({ access })
+    try {
+      assert.equal(web.url, `http://127.0.0.1:${web.port}/`)
+      assert.deepEqual(await as(web, ALICE, 'GET', '/api/v1/me'), {
+        status: 200,
+        body: { id: 'alice', name: 'Alice Martin' },
+      })
+      assert.deepEqual(await as(web, BOB, 'GET', '/api/v1/me'), {
+        status: 200,
+        body: { id: 'bob', name: 'bob' },
+      })
+      // The one token is not accepted: people use their own.
+      assert.equal((await api(web, 'GET', '/api/v1/me')).status, 401)
+    } finally {
+      web.close()
+    }
+  }
+})
+
+test('access: bad input', () => {
+  const fs = require('node:fs')
+  const bad = path.join(path.dirname(accessFile()), 'bad.toml')
+  fs.writeFileSync(bad, '[[person]]\nid = "alice"\ntoken_sha256 = "00"\n')
+  assert.throws(
+    () => new WebProvider({ access: bad }),
+    (/** @type {any} */ err) =>
+      err instanceof UserQuestionError &&
+      err.code === 'INVALID_ARGUMENT' &&
+      err.message ===
+        `cannot read the access file ${bad}: person "alice": token_sha256 must be 64 lowercase hex characters`,
+  )
+  const missing = path.join(path.dirname(bad), 'missing.toml')
+  assert.throws(
+    () => new WebProvider({ access: missing }),
+    (/** @type {any} */ err) =>
+      err instanceof UserQuestionError &&
+      err.code === 'INVALID_ARGUMENT' &&
+      err.message.startsWith(`cannot read the access file ${missing}: `),
+  )
+  assert.throws(
+    () => new WebProvider({ token: 'my-token', access: accessFile() }),
+    (/** @type {any} */ err) =>
+      err instanceof UserQuestionError &&
+      err.code === 'INVALID_ARGUMENT' &&
+      err.message === 'give token or access, not both',
+  )
+  assert.throws(
+    () => new WebProvider({ access: /** @type {any} */ (42) }),
+    (/** @type {any} */ err) => err instanceof UserQuestionError && err.code === 'INVALID_ARGUMENT',
+  )
+})
+
+test("access: a person's answer carries the respondent; a question for bob is not alice's", async () => {
+  const ctx = new Context()
+  const web = new WebProvider({ access: accessFile() })
+  const dispose = ctx.userQuestions.registerProvider(web)
+  try {
+    const forBob = ctx.userQuestions.ask({ ...REQUEST, to: ['bob'] })
+    const bobs = await ticketFor(web, BOB)
+    assert.deepEqual(await as(web, ALICE, 'GET', '/api/v1/questions'), {
+      status: 200,
+      body: { pending: [] },
+    })
+    const notHers = await as(web, ALICE, 'POST', `/api/v1/questions/${bobs}/answer`, YES)
+    assert.equal(notHers.status, 404)
+    assert.equal(notHers.body.error.code, 'NOT_PENDING')
+
+    const asking = ctx.userQuestions.ask(REQUEST)
+    const ticket = await ticketFor(web, ALICE)
+    assert.notEqual(ticket, bobs)
+    assert.deepEqual(await as(web, ALICE, 'POST', `/api/v1/questions/${ticket}/answer`, YES), {
+      status: 200,
+      body: { ok: true },
+    })
+    assert.deepEqual(await asking, { ...YES, respondent: { id: 'alice', name: 'Alice Martin' } })
+    assert.deepEqual(await as(web, BOB, 'POST', `/api/v1/questions/${bobs}/answer`, YES), {
+      status: 200,
+      body: { ok: true },
+    })
+    assert.deepEqual((await forBob).respondent, { id: 'bob', name: 'bob' })
+  } finally {
+    dispose()
+    web.close()
+  }
+})

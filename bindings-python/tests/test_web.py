@@ -5,7 +5,9 @@ HTTP API (here with urllib, as a browser's page does with fetch), closed by ``cl
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -165,3 +167,131 @@ def test_repr() -> None:
         assert shown["repr"].endswith("closed=False)")
     finally:
         web.close()
+
+
+# §23: an access file of people with tokens of their own. alice's token is ALICE, bob's BOB.
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789"
+
+
+def _access_file(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "access.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            [[person]]
+            id = "alice"
+            name = "Alice Martin"
+            token_sha256 = "{hashlib.sha256(ALICE.encode()).hexdigest()}"
+
+            [[person]]
+            id = "bob"
+            token_sha256 = "{hashlib.sha256(BOB.encode()).hexdigest()}"
+            """
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _as(
+    web: uq.WebProvider, token: str, method: str, path: str, body: Optional[Any] = None
+) -> Tuple[int, Any]:
+    """One API request with a person's token; (status, parsed JSON body)."""
+    host, port = web.address
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(
+        f"http://{host}:{port}{path}",
+        data=data,
+        method=method,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+async def _ticket_for(web: uq.WebProvider, token: str) -> int:
+    """The ticket of the first question `token`'s person is shown, once there is one."""
+    deadline = time.monotonic() + 10
+    while True:
+        status, body = await asyncio.to_thread(_as, web, token, "GET", "/api/v1/questions")
+        assert status == 200
+        if body["pending"]:
+            return int(body["pending"][0]["ticket"])
+        assert time.monotonic() < deadline, "no pending question"
+        await asyncio.sleep(0.01)
+
+
+def test_access_people_sign_in_with_their_own_tokens(tmp_path: pathlib.Path) -> None:
+    # A str and an os.PathLike both do.
+    for access in (str(_access_file(tmp_path)), _access_file(tmp_path)):
+        with uq.WebProvider(access=access) as web:
+            host, port = web.address
+            assert web.url == f"http://{host}:{port}/"
+            assert _as(web, ALICE, "GET", "/api/v1/me") == (
+                200,
+                {"id": "alice", "name": "Alice Martin"},
+            )
+            assert _as(web, BOB, "GET", "/api/v1/me") == (200, {"id": "bob", "name": "bob"})
+            # The one token is not accepted: people use their own.
+            assert _as(web, web.token, "GET", "/api/v1/me")[0] == 401
+            assert _api(web, "GET", "/api/v1/questions")[0] == 401
+
+
+def test_access_bad_input(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[person]]\nid = "alice"\ntoken_sha256 = "00"\n', encoding="utf-8")
+    with pytest.raises(uq.UserQuestionError) as bad_file:
+        uq.WebProvider(access=bad)
+    assert bad_file.value.code == "INVALID_ARGUMENT"
+    assert bad_file.value.message == (
+        f'cannot read the access file {bad}: person "alice": '
+        "token_sha256 must be 64 lowercase hex characters"
+    )
+    missing = tmp_path / "missing.toml"
+    with pytest.raises(uq.UserQuestionError) as no_file:
+        uq.WebProvider(access=str(missing))
+    assert no_file.value.code == "INVALID_ARGUMENT"
+    assert no_file.value.message.startswith(f"cannot read the access file {missing}: ")
+    with pytest.raises(uq.UserQuestionError) as both:
+        uq.WebProvider(token="my-token", access=_access_file(tmp_path))
+    assert both.value.code == "INVALID_ARGUMENT"
+    assert both.value.message == "give token or access, not both"
+
+
+async def test_access_a_persons_answer_carries_the_respondent(
+    ctx: uq.Context, tmp_path: pathlib.Path
+) -> None:
+    access = _access_file(tmp_path)
+    with uq.WebProvider(access=access) as web, ctx.user_questions.register_provider(web):
+        for_bob = asyncio.ensure_future(ctx.user_questions.ask(request(to=["bob"])))
+        bobs = await _ticket_for(web, BOB)
+        # Not addressed to alice: not listed for her, and not hers to answer.
+        assert await asyncio.to_thread(_as, web, ALICE, "GET", "/api/v1/questions") == (
+            200,
+            {"pending": []},
+        )
+        status, body = await asyncio.to_thread(
+            _as, web, ALICE, "POST", f"/api/v1/questions/{bobs}/answer", YES
+        )
+        assert status == 404 and body["error"]["code"] == "NOT_PENDING"
+        assert not for_bob.done()
+
+        asking = asyncio.ensure_future(ctx.user_questions.ask(request()))
+        ticket = await _ticket_for(web, ALICE)
+        assert ticket != bobs
+        assert await asyncio.to_thread(
+            _as, web, ALICE, "POST", f"/api/v1/questions/{ticket}/answer", YES
+        ) == (200, {"ok": True})
+        assert await asyncio.wait_for(asking, 10) == {
+            **YES,
+            "respondent": {"id": "alice", "name": "Alice Martin"},
+        }
+        assert await asyncio.to_thread(
+            _as, web, BOB, "POST", f"/api/v1/questions/{bobs}/answer", YES
+        ) == (200, {"ok": True})
+        answered = await asyncio.wait_for(for_bob, 10)
+        assert answered["respondent"] == {"id": "bob", "name": "bob"}

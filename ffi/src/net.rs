@@ -6,6 +6,8 @@ use std::ffi::c_char;
 #[cfg(any(feature = "web", feature = "remote"))]
 use std::sync::Arc;
 
+#[cfg(feature = "web")]
+use crate::ask::{report, report_panic};
 #[cfg(any(feature = "web", feature = "remote"))]
 use crate::code::{code_of, uq_code};
 #[cfg(any(feature = "web", feature = "remote"))]
@@ -29,7 +31,8 @@ use crate::strings::{borrow_str, require_out};
 /// `*out_registration` receives its id: `uq_unregister_provider` (or `uq_context_free`)
 /// settles what waits on it `UQ_ASK_ABORTED`, stops the server and ends its threads before it
 /// returns. A non-loopback address works, with a warning on stderr that the traffic is plain
-/// HTTP.
+/// HTTP. `uq_register_web_provider_with_access` serves people with tokens of their own
+/// instead (§23), and says why a call failed.
 ///
 /// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered (the server
 /// is stopped again); `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a `listen`
@@ -48,35 +51,98 @@ pub unsafe extern "C" fn uq_register_web_provider(
     out_url: *mut *mut c_char,
 ) -> uq_code {
     ffi_boundary!(uq_code::UQ_INTERNAL, {
-        code_of((|| {
-            let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
-            let listen = if listen.is_null() {
-                user_questions_web::DEFAULT_LISTEN
-            } else {
-                // SAFETY: non-NULL; the caller passes a NUL-terminated string borrowed for the
-                // call.
-                unsafe { borrow_str(listen, "listen") }?
-            };
-            require_out(out_registration, "out_registration")?;
-            require_out(out_url, "out_url")?;
-            let web = user_questions_web::WebProvider::bind(listen)?;
-            let url = web.url().to_owned();
-            let server = web.clone();
-            let mut registration = 0u64;
-            register_with_closer(
-                &ctx,
-                Arc::new(web),
-                Some(Box::new(move || server.close())),
-                &mut registration,
-            )?;
-            // SAFETY: both checked non-NULL above; the caller promises they are writable.
-            unsafe {
-                *out_registration = registration;
-                *out_url = owned(url);
-            }
-            Ok(())
-        })())
+        // SAFETY: forwarded from this function's contract; no access file.
+        code_of(unsafe { register_web(ctx, listen, std::ptr::null(), out_registration, out_url) })
     })
+}
+
+/// `uq_register_web_provider` with an access file (§23): `access_path` names a TOML file of
+/// people (`[[person]]` with `id`, `name`, `token_sha256`, `groups`) and askers. Each person
+/// then signs in with a token of their own (`GET /?token=THEIRS` on the page, or
+/// `Authorization: Bearer THEIRS` on the API), sees and settles only the questions addressed
+/// to them (a request's `"to"`, or every question without one), and their answers carry
+/// `"respondent":{"id","name"}`. `*out_url` receives `http://HOST:PORT/`, with no token. The
+/// file is read once, here. `access_path` NULL: no access file, exactly
+/// `uq_register_web_provider` (a random token, in the URL). When `out_error_json` is not NULL
+/// it is always written — NULL on `UQ_OK`, otherwise the owned error JSON
+/// `{"code":"NAME","message":"…"}` (`uq_string_free`), e.g. `{"code":"INVALID_ARGUMENT",
+/// "message":"cannot read the access file PATH: <reason>"}`.
+///
+/// Returns `UQ_OK`; `UQ_DUPLICATE_PROVIDER` while another provider is registered (the server
+/// is stopped again); `UQ_INVALID_ARGUMENT` for a NULL, foreign or freed `ctx`, a `listen`
+/// that is not UTF-8 or cannot be bound, an `access_path` that is not UTF-8, an access file
+/// that cannot be read or does not pass (the message says why, naming the entry), or a NULL
+/// `out_registration` or `out_url`. On failure nothing is written but `*out_error_json`.
+///
+/// # Safety
+/// `listen` and `access_path` are NULL or NUL-terminated strings; `out_registration`,
+/// `out_url` and `out_error_json` are NULL or writable.
+#[cfg(feature = "web")]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn uq_register_web_provider_with_access(
+    ctx: *mut uq_context,
+    listen: *const c_char,
+    access_path: *const c_char,
+    out_registration: *mut u64,
+    out_url: *mut *mut c_char,
+    out_error_json: *mut *mut c_char,
+) -> uq_code {
+    ffi_boundary!(report_panic(out_error_json), {
+        // SAFETY: forwarded from this function's contract.
+        let result = unsafe { register_web(ctx, listen, access_path, out_registration, out_url) };
+        report(result, out_error_json)
+    })
+}
+
+/// The two web provider registrations: checks every argument, binds (with the access file at
+/// `access_path` unless it is NULL), registers, and writes the outputs only on success.
+///
+/// # Safety
+/// `listen` and `access_path` are NULL or NUL-terminated strings; `out_registration` and
+/// `out_url` are NULL or writable.
+#[cfg(feature = "web")]
+unsafe fn register_web(
+    ctx: *mut uq_context,
+    listen: *const c_char,
+    access_path: *const c_char,
+    out_registration: *mut u64,
+    out_url: *mut *mut c_char,
+) -> user_questions::Result<()> {
+    let ctx = handles::require::<ContextHandle, _>(ctx, "ctx")?;
+    let listen = if listen.is_null() {
+        user_questions_web::DEFAULT_LISTEN
+    } else {
+        // SAFETY: non-NULL; the caller passes a NUL-terminated string borrowed for the call.
+        unsafe { borrow_str(listen, "listen") }?
+    };
+    let access_path = if access_path.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL; the caller passes a NUL-terminated string borrowed for the call.
+        Some(unsafe { borrow_str(access_path, "access_path") }?)
+    };
+    require_out(out_registration, "out_registration")?;
+    require_out(out_url, "out_url")?;
+    let mut builder = user_questions_web::WebProvider::builder().listen(listen);
+    if let Some(path) = access_path {
+        builder = builder.access_file(path)?;
+    }
+    let web = builder.bind()?;
+    let url = web.url().to_owned();
+    let server = web.clone();
+    let mut registration = 0u64;
+    register_with_closer(
+        &ctx,
+        Arc::new(web),
+        Some(Box::new(move || server.close())),
+        &mut registration,
+    )?;
+    // SAFETY: both checked non-NULL above; the caller promises they are writable.
+    unsafe {
+        *out_registration = registration;
+        *out_url = owned(url);
+    }
+    Ok(())
 }
 
 /// Registers a remote provider (§20): each ask is posted to the hub at `url` (`http://HOST:PORT`

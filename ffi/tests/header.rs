@@ -115,6 +115,10 @@ fn web_and_remote_providers_are_declared_under_their_defines() {
             "uq_code uq_register_web_provider(uq_context *ctx, const char *listen, uint64_t *out_registration, char **out_url);",
         ),
         (
+            "UQ_HAS_WEB",
+            "uq_code uq_register_web_provider_with_access(uq_context *ctx, const char *listen, const char *access_path, uint64_t *out_registration, char **out_url, char **out_error_json);",
+        ),
+        (
             "UQ_HAS_REMOTE",
             "uq_code uq_register_remote_provider(uq_context *ctx, const char *url, const char *token, uint64_t *out_registration);",
         ),

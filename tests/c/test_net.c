@@ -1,7 +1,9 @@
 /*
  * uq_register_web_provider and uq_register_remote_provider (§19, §20): a web provider answered
  * over its HTTP API from a plain TCP socket, withdrawn by unregistering and by freeing the
- * context; a remote provider's bad input, and a hub that cannot be reached settling by the
+ * context; uq_register_web_provider_with_access (§23): a bad access file's message, people
+ * signing in with their own tokens, seeing only their questions, answers with a respondent; a
+ * remote provider's bad input, and a hub that cannot be reached settling by the
  * ask's deadline.
  */
 #include "support.h"
@@ -182,6 +184,175 @@ static void web_context_free_withdraws(void) {
   completion_destroy(&c);
 }
 
+/* The access file of the tests below (§23): alice's token is "alice-token-0123456789", bob's
+ * "bob-token-0123456789" (their SHA-256 in hex). */
+static const char *const ACCESS_FILE =
+    "[[person]]\n"
+    "id = \"alice\"\n"
+    "name = \"Alice Martin\"\n"
+    "token_sha256 = \"965b04f03a8200d4bff70f6df635c1d4d3e9c9a1d164d415efc95b9304bfbaf2\"\n"
+    "\n"
+    "[[person]]\n"
+    "id = \"bob\"\n"
+    "token_sha256 = \"0357e24c1cb1874dde0773886097863f71ac666f63fba1e9d4c623b79ffda11f\"\n";
+#define ALICE "alice-token-0123456789"
+#define BOB   "bob-token-0123456789"
+
+/* Writes `text` to a new temporary file whose path is copied into `path` (`cap` >= 32). */
+static int write_temp(const char *text, char *path, size_t cap) {
+  snprintf(path, cap, "/tmp/uq_access_XXXXXX");
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return 0;
+  size_t len = strlen(text);
+  int ok = write(fd, text, len) == (ssize_t)len;
+  close(fd);
+  return ok;
+}
+
+static void web_access_bad_input(void) {
+  uq_context *ctx = uq_context_new();
+  char bad[64];
+  CHECK(write_temp("[[person]]\nid = \"Bob\"\ntoken_sha256 = \"00\"\n", bad, sizeof bad));
+  uint64_t reg = 77;
+  char *url = (char *)"untouched";
+  char *error = NULL;
+
+  /* A file that does not pass: INVALID_ARGUMENT, and the message names the file and why. */
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, bad, &reg, &url, &error),
+             UQ_INVALID_ARGUMENT);
+  char want[160];
+  snprintf(want, sizeof want,
+           "{\"code\":\"INVALID_ARGUMENT\",\"message\":\"cannot read the access file %s: person 1",
+           bad);
+  CHECK(error && strncmp(error, want, strlen(want)) == 0);
+  if (error && strncmp(error, want, strlen(want)) != 0)
+    printf("  error: %s\n", error);
+  uq_string_free(error);
+
+  /* A file that cannot be read. */
+  error = NULL;
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, "/nonexistent/access.toml", &reg, &url,
+                                                  &error),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error, "cannot read the access file /nonexistent/access.toml: ");
+  uq_string_free(error);
+
+  /* Without out_error_json, the code alone. */
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, bad, &reg, &url, NULL),
+             UQ_INVALID_ARGUMENT);
+  /* Every pointer is checked. */
+  error = NULL;
+  CHECK_CODE(uq_register_web_provider_with_access(NULL, NULL, bad, &reg, &url, &error),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error, "INVALID_ARGUMENT");
+  uq_string_free(error);
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, "\xff", &reg, &url, NULL),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, "\xff:0", NULL, &reg, &url, NULL),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, NULL, NULL, &url, NULL),
+             UQ_INVALID_ARGUMENT);
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, NULL, &reg, NULL, NULL),
+             UQ_INVALID_ARGUMENT);
+  CHECK(reg == 77);
+  CHECK_STR(url, "untouched");
+
+  /* NULL access_path: uq_register_web_provider's one random token, in the URL. */
+  error = (char *)"untouched";
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, NULL, &reg, &url, &error), UQ_OK);
+  CHECK(error == NULL);
+  int port = 0;
+  char token[300];
+  CHECK(parse_url(url, &port, token, sizeof token));
+  uq_string_free(url);
+  char body[256];
+  CHECK(http(port, "GET", "/api/v1/me", token, NULL, body, sizeof body) == 200);
+  CHECK_STR(body, "{}");
+  /* One provider per context. */
+  url = (char *)"untouched";
+  uint64_t other = 77;
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, bad, &other, &url, NULL),
+             UQ_INVALID_ARGUMENT);
+  char good[64];
+  CHECK(write_temp(ACCESS_FILE, good, sizeof good));
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, NULL, good, &other, &url, NULL),
+             UQ_DUPLICATE_PROVIDER);
+  CHECK(other == 77);
+  CHECK_STR(url, "untouched");
+  CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
+  unlink(good);
+  unlink(bad);
+  uq_context_free(ctx);
+}
+
+static void web_access_people_answer(void) {
+  char path[64];
+  CHECK(write_temp(ACCESS_FILE, path, sizeof path));
+  uq_context *ctx = uq_context_new();
+  uint64_t reg = 0;
+  char *url = NULL;
+  char *error = (char *)"untouched";
+  CHECK_CODE(uq_register_web_provider_with_access(ctx, "127.0.0.1:0", path, &reg, &url, &error),
+             UQ_OK);
+  CHECK(error == NULL);
+  CHECK(reg > 0);
+  /* The URL carries no token: each person signs in with their own. */
+  CHECK(url && strstr(url, "token") == NULL);
+  int port = 0;
+  CHECK(url && sscanf(url, "http://127.0.0.1:%d/", &port) == 1 && port > 0);
+  char want_url[64];
+  snprintf(want_url, sizeof want_url, "http://127.0.0.1:%d/", port);
+  CHECK_STR(url, want_url);
+  uq_string_free(url);
+
+  char body[8192];
+  CHECK(http(port, "GET", "/api/v1/me", ALICE, NULL, body, sizeof body) == 200);
+  CHECK_STR(body, "{\"id\":\"alice\",\"name\":\"Alice Martin\"}");
+  CHECK(http(port, "GET", "/api/v1/me", BOB, NULL, body, sizeof body) == 200);
+  CHECK_STR(body, "{\"id\":\"bob\",\"name\":\"bob\"}");
+  CHECK(http(port, "GET", "/api/v1/me", "wrong", NULL, body, sizeof body) == 401);
+
+  /* A question for bob is not listed for alice. */
+  completion for_bob;
+  completion_init(&for_bob);
+  const char *to_bob = "{\"questions\":[{\"id\":\"go\",\"question\":\"Proceed?\","
+                       "\"options\":[{\"label\":\"Yes (Recommended)\"},{\"label\":\"No\"}]}],"
+                       "\"to\":[\"bob\"]}";
+  CHECK_CODE(uq_ask(ctx, to_bob, NULL, NULL, on_done, &for_bob), UQ_OK);
+  uint64_t bobs = first_ticket(port, BOB);
+  CHECK(bobs > 0);
+  CHECK(http(port, "GET", "/api/v1/questions", ALICE, NULL, body, sizeof body) == 200);
+  CHECK_STR(body, "{\"pending\":[]}");
+  char path_of[128];
+  snprintf(path_of, sizeof path_of, "/api/v1/questions/%llu/answer", (unsigned long long)bobs);
+  CHECK(http(port, "POST", path_of, ALICE, CONFIRM_YES, body, sizeof body) == 404);
+  CHECK(completion_calls(&for_bob) == 0);
+
+  /* A question for everyone: alice answers it, and the answer says so. */
+  completion c;
+  completion_init(&c);
+  CHECK_CODE(uq_ask(ctx, CONFIRM, NULL, NULL, on_done, &c), UQ_OK);
+  uint64_t ticket = first_ticket(port, ALICE);
+  CHECK(ticket > bobs);
+  snprintf(path_of, sizeof path_of, "/api/v1/questions/%llu/answer", (unsigned long long)ticket);
+  CHECK(http(port, "POST", path_of, ALICE, CONFIRM_YES, body, sizeof body) == 200);
+  CHECK(completion_wait(&c) == 1);
+  CHECK_CODE(c.code, UQ_OK);
+  CHECK_STR(c.json, "{\"answers\":[{\"id\":\"go\",\"selected\":[\"Yes (Recommended)\"]}],"
+                    "\"respondent\":{\"id\":\"alice\",\"name\":\"Alice Martin\"}}");
+
+  /* Unregistering withdraws bob's question and stops the server. */
+  CHECK_CODE(uq_unregister_provider(ctx, reg), UQ_OK);
+  CHECK(completion_calls(&for_bob) == 1);
+  CHECK_CODE(for_bob.code, UQ_ASK_ABORTED);
+  CHECK(http(port, "GET", "/api/v1/me", ALICE, NULL, body, sizeof body) == -1);
+  completion_destroy(&c);
+  completion_destroy(&for_bob);
+  uq_context_free(ctx);
+  unlink(path);
+}
+
 /* A loopback port nothing listens on (bound for a moment, then released). */
 static int unused_port(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -306,6 +477,8 @@ int main(void) {
   web_bad_input();
   web_answered_over_http();
   web_context_free_withdraws();
+  web_access_bad_input();
+  web_access_people_answer();
   remote_bad_input();
   remote_unreachable_hub_settles_by_the_deadline();
   remote_works_in_a_forked_child();

@@ -121,7 +121,12 @@ class TerminalProvider:
 class WebProvider:
     """A question page and JSON API over HTTP (§19), serving once constructed."""
 
-    def __new__(cls, listen: str = "127.0.0.1:0", token: Optional[str] = None) -> WebProvider: ...
+    def __new__(
+        cls,
+        listen: str = "127.0.0.1:0",
+        token: Optional[str] = None,
+        access: Optional[Union[str, os.PathLike[str]]] = None,
+    ) -> WebProvider: ...
     @property
     def url(self) -> str: ...
     @property
