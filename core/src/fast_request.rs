@@ -310,6 +310,23 @@ mod tests {
             }
         }
         assert!(parse(r#"{"questions":[{"id":"a","question":"Q?","detail":null}]}"#).is_none());
+        // §24: the untyped parser decides inputs, previews and values, even null ones.
+        for text in [
+            r#"{"questions":[{"id":"a","question":"Q?","input":{"kind":"text"}}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","input":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[{"label":"x","preview":"+a"}]}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[{"label":"x","preview":null}]}]}"#,
+        ] {
+            assert!(parse(text).is_none(), "{text}");
+        }
+        for text in [
+            r#"{"answers":[{"id":"a","selected":[],"value":1}]}"#,
+            r#"{"answers":[{"id":"a","selected":[],"value":null}]}"#,
+        ] {
+            assert!(answer(text).is_none(), "{text}");
+            let parsed = crate::parse::parse_answer_json(text).unwrap();
+            assert!(parsed.answers[0].value.is_some(), "{text}");
+        }
         assert!(parse(r#"{"questions":[["a","Q?"]]}"#).is_none());
         assert!(parse(r#"{"questions":[{"id":"a","id":"b","question":"Q?"}]}"#).is_none());
     }

@@ -319,6 +319,31 @@ mod tests {
             serde_json::json!(["label"])
         );
         assert_eq!(parameters(), *p);
+        // §24: `input` on a question, `preview` on an option, both optional.
+        let input = &items["properties"]["input"];
+        assert_eq!(input["type"], "object");
+        assert_eq!(input["required"], serde_json::json!(["kind"]));
+        let kinds: Vec<&str> = crate::InputKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            input["properties"]["kind"]["enum"],
+            serde_json::json!(kinds)
+        );
+        for key in [
+            "minLength",
+            "maxLength",
+            "multiline",
+            "minimum",
+            "maximum",
+            "accept",
+            "maxBytes",
+            "default",
+        ] {
+            assert!(input["properties"].get(key).is_some(), "{key}");
+        }
+        assert_eq!(
+            items["properties"]["options"]["items"]["properties"]["preview"]["type"],
+            "string"
+        );
     }
 
     #[test]

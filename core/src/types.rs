@@ -476,6 +476,21 @@ mod tests {
                 AskUserQuestionAnswerItem::new("", vec![String::new()], Some(String::new())),
                 AskUserQuestionAnswerItem::new("x", vec![], None),
             ]),
+            AskUserQuestionAnswer::new(vec![
+                AskUserQuestionAnswerItem::with_value("n", serde_json::json!(4)),
+                AskUserQuestionAnswerItem::with_value("r", serde_json::json!(-0.25)),
+                AskUserQuestionAnswerItem::with_value("s", serde_json::json!("é \"</script>\"")),
+                AskUserQuestionAnswerItem::with_value(
+                    "f",
+                    FileValue::from_bytes("a b.txt", "text/plain", b"hi").to_value(),
+                ),
+                {
+                    let mut item =
+                        AskUserQuestionAnswerItem::new("c", vec!["x".into()], Some("y".into()));
+                    item.value = Some(serde_json::json!({"z": [null, true]}));
+                    item
+                },
+            ]),
         ];
         for answer in answers {
             assert_eq!(
@@ -494,5 +509,30 @@ mod tests {
             AskUserQuestionItem::new("pkg", "Which package manager?")
         );
         assert_eq!(serde_json::to_string(&item).unwrap(), text);
+    }
+
+    #[test]
+    fn inputs_serialize_their_keys_in_the_documented_order() {
+        let mut input = AskUserQuestionInput::new(InputKind::Integer);
+        input.default = Some(serde_json::json!(3));
+        input.maximum = Some(serde_json::json!(9));
+        input.minimum = Some(serde_json::json!(1));
+        let item = AskUserQuestionItem::new("n", "How many?").with_input(input);
+        let text = r#"{"id":"n","question":"How many?","input":{"kind":"integer","minimum":1,"maximum":9,"default":3}}"#;
+        assert_eq!(serde_json::to_string(&item).unwrap(), text);
+        assert_eq!(
+            serde_json::from_str::<AskUserQuestionItem>(text).unwrap(),
+            item
+        );
+        let option = AskUserQuestionOption::new("Patch", Some("d".into())).with_preview("+x");
+        assert_eq!(
+            serde_json::to_string(&option).unwrap(),
+            r#"{"label":"Patch","description":"d","preview":"+x"}"#
+        );
+        for kind in InputKind::ALL {
+            assert_eq!(InputKind::from_name(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+        assert_eq!(InputKind::from_name("Text"), None);
     }
 }
