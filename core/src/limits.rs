@@ -50,7 +50,8 @@ pub fn check_json_size(text: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks questions against the maximums above.
+/// Checks questions against the maximums above, and each question's `input` for
+/// well-formedness (§24, [`crate::input`]).
 pub fn check_question_limits(questions: &[AskUserQuestionItem]) -> Result<()> {
     if questions.len() > MAX_QUESTIONS {
         return Err(too_many("questions", MAX_QUESTIONS, questions.len()));
