@@ -67,9 +67,30 @@ test('the definition is exactly §9', () => {
     properties: {
       label: { type: 'string', description: 'Short user-facing option label.' },
       description: { type: 'string', description: 'One sentence explaining the tradeoff or impact.' },
+      preview: {
+        type: 'string',
+        description:
+          'Optional text shown while the option is focused: markdown, or a unified diff of what choosing it would change.',
+      },
     },
     required: ['label'],
   })
+  // §24: a typed value instead of options.
+  const input = item.properties.input
+  assert.equal(input.type, 'object')
+  assert.deepEqual(input.required, ['kind'])
+  assert.deepEqual(input.properties.kind.enum, [
+    'text',
+    'number',
+    'integer',
+    'boolean',
+    'date',
+    'datetime',
+    'email',
+    'url',
+    'secret',
+    'file',
+  ])
   // Each read is a fresh copy: callers cannot corrupt the definition.
   tool.parameters.required.push('x')
   assert.deepEqual(tool.parameters.required, ['questions'])

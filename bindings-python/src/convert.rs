@@ -9,8 +9,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, P
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use user_questions::{
-    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption, Respondent,
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionInput, AskUserQuestionIntent,
+    AskUserQuestionItem, AskUserQuestionOption, Respondent,
 };
 
 // The direct conversions below ([`answer_to_py`], [`questions_to_py`]) write every field of
@@ -25,9 +25,11 @@ const _: () = {
     assert!(size_of::<Respondent>() == size_of::<(String, String)>());
     assert!(
         size_of::<AskUserQuestionAnswerItem>()
-            == size_of::<(String, Vec<String>, Option<String>)>()
+            == size_of::<(String, Vec<String>, Option<String>, Option<Value>)>()
     );
-    assert!(size_of::<AskUserQuestionOption>() == size_of::<(String, Option<String>)>());
+    assert!(
+        size_of::<AskUserQuestionOption>() == size_of::<(String, Option<String>, Option<String>)>()
+    );
     assert!(size_of::<AskUserQuestionIntent>() == size_of::<(String, String)>());
     assert!(
         size_of::<AskUserQuestionItem>()
@@ -39,6 +41,7 @@ const _: () = {
                 Option<Vec<AskUserQuestionOption>>,
                 Option<bool>,
                 Option<AskUserQuestionIntent>,
+                Option<AskUserQuestionInput>,
             )>()
     );
 };
@@ -118,8 +121,8 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> Value {
 }
 
 /// An answer of the usual shape (`{"answers": [{"id": str, "selected": [str, ...],
-/// "custom"?: str}]}`, dicts and lists, within the limits), read directly; `None` for
-/// anything else, which the caller then parses through [`to_value`] and the core's parser
+/// "custom"?: str}]}`, dicts and lists, within the limits; no `value`), read directly; `None`
+/// for anything else, which the caller then parses through [`to_value`] and the core's parser
 /// for its exact message. Both give the same answer where this one gives one. An answer
 /// with a `respondent` (§23, rare: a person's server) goes to the core's parser too.
 pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnswer> {
@@ -144,6 +147,10 @@ pub(crate) fn plain_answer(obj: &Bound<'_, PyAny>) -> Option<AskUserQuestionAnsw
             None => None,
             Some(custom) => Some(plain_string(&custom)?),
         };
+        // A typed value (§24) goes to the core's parser.
+        if item.contains(intern!(py, "value")).ok()? {
+            return None;
+        }
         answers.push(AskUserQuestionAnswerItem::new(id, selected, custom));
     }
     let answer = AskUserQuestionAnswer::new(answers);
@@ -211,6 +218,10 @@ pub(crate) fn plain_questions_shape<'py>(
                 }
             }
         };
+        // A typed input (§24) goes to the core's parser.
+        if question.contains(intern!(py, "input")).ok()? {
+            return None;
+        }
         let id = text(intern!(py, "id"))??;
         let mut item = AskUserQuestionItem::new(id, text(intern!(py, "question"))??);
         item.detail = text(intern!(py, "detail"))?;
@@ -226,6 +237,10 @@ pub(crate) fn plain_questions_shape<'py>(
                 for option in options.iter() {
                     exact &= option.is_exact_instance_of::<PyDict>();
                     let option = option.cast::<PyDict>().ok()?;
+                    // An option's preview (§24) goes to the core's parser.
+                    if option.contains(intern!(py, "preview")).ok()? {
+                        return None;
+                    }
                     let label = option.get_item(intern!(py, "label")).ok()??;
                     exact &= label.is_exact_instance_of::<PyString>();
                     let label = plain_string(&label)?;
@@ -332,7 +347,7 @@ pub(crate) fn wire_to_py<'py, T: Serialize + ?Sized>(
 }
 
 /// An answer as Python data, the same as [`wire_to_py`] gives (`{"answers": [{"id",
-/// "selected", "custom"?}], "respondent"?: {"id", "name"}}`), built directly with interned
+/// "selected", "custom"?, "value"?}], "respondent"?: {"id", "name"}}`), built directly with interned
 /// keys.
 pub(crate) fn answer_to_py<'py>(
     py: Python<'py>,
@@ -345,6 +360,9 @@ pub(crate) fn answer_to_py<'py>(
         dict.set_item(intern!(py, "selected"), PyList::new(py, &item.selected)?)?;
         if let Some(custom) = &item.custom {
             dict.set_item(intern!(py, "custom"), custom)?;
+        }
+        if let Some(value) = &item.value {
+            dict.set_item(intern!(py, "value"), to_py(py, value)?)?;
         }
         items.append(dict)?;
     }
@@ -368,8 +386,8 @@ pub(crate) fn respondent_to_py<'py>(
 }
 
 /// Questions as Python data, the same as [`wire_to_py`] gives (each `{"id", "question",
-/// "detail"?, "header"?, "options"?: [{"label", "description"?}], "multiSelect"?, "intent"?:
-/// {"kind", "approve"}}`), built directly with interned keys.
+/// "detail"?, "header"?, "options"?: [{"label", "description"?, "preview"?}], "multiSelect"?,
+/// "intent"?: {"kind", "approve"}, "input"?}`), built directly with interned keys.
 pub(crate) fn questions_to_py<'py>(
     py: Python<'py>,
     questions: &[AskUserQuestionItem],
@@ -393,6 +411,9 @@ pub(crate) fn questions_to_py<'py>(
                 if let Some(description) = &option.description {
                     item.set_item(intern!(py, "description"), description)?;
                 }
+                if let Some(preview) = &option.preview {
+                    item.set_item(intern!(py, "preview"), preview)?;
+                }
                 items.append(item)?;
             }
             dict.set_item(intern!(py, "options"), items)?;
@@ -405,6 +426,9 @@ pub(crate) fn questions_to_py<'py>(
             item.set_item(intern!(py, "kind"), &intent.kind)?;
             item.set_item(intern!(py, "approve"), &intent.approve)?;
             dict.set_item(intern!(py, "intent"), item)?;
+        }
+        if let Some(input) = &question.input {
+            dict.set_item(intern!(py, "input"), wire_to_py(py, input)?)?;
         }
         list.append(dict)?;
     }

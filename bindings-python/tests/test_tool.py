@@ -36,8 +36,21 @@ def test_the_definition(ctx: uq.Context) -> None:
     assert params["type"] == "object" and params["required"] == ["questions"]
     items = params["properties"]["questions"]["items"]
     assert items["required"] == ["id", "question"] and items["additionalProperties"] is True
-    assert set(items["properties"]) == {"id", "question", "header", "options", "multi_select"}
+    assert set(items["properties"]) == {
+        "id",
+        "question",
+        "header",
+        "options",
+        "multi_select",
+        "input",
+    }
     assert items["properties"]["options"]["items"]["required"] == ["label"]
+    assert set(items["properties"]["options"]["items"]["properties"]) == {
+        "label",
+        "description",
+        "preview",
+    }
+    assert items["properties"]["input"]["required"] == ["kind"]
     # A fresh dict each time: callers may change theirs.
     params["required"].append("x")
     assert tool.parameters["required"] == ["questions"]

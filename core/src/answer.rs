@@ -11,7 +11,8 @@ fn bad(reason: String) -> UserQuestionError {
 }
 
 /// Checks `answer` against `questions`; `BAD_ANSWER` with a reason naming the question and
-/// the rule broken. A skipped question (`selected: []`, no `custom`) fits.
+/// the rule broken. A skipped question (`selected: []`, no `custom`, no `value`) fits. A
+/// question with an `input` (§24) takes a `value` that fits it, never labels or `custom`.
 pub fn validate_answer(
     questions: &[AskUserQuestionItem],
     answer: &AskUserQuestionAnswer,
@@ -32,6 +33,30 @@ pub fn validate_answer(
             )));
         }
         let id = &question.id;
+        if let Some(input) = &question.input {
+            // §24: `{id, selected: [], value}`, or skipped `{id, selected: []}`.
+            if !item.selected.is_empty() {
+                return Err(bad(format!(
+                    "question {id} asks for a value, not options; its answer selects none"
+                )));
+            }
+            if item.custom.is_some() {
+                return Err(bad(format!(
+                    "question {id} asks for a value, not a custom answer"
+                )));
+            }
+            if let Some(value) = &item.value
+                && let Err(m) = crate::input::check_value(input, value)
+            {
+                return Err(bad(format!("question {id} value{} {}", m.field, m.reason)));
+            }
+            continue;
+        }
+        if item.value.is_some() {
+            return Err(bad(format!(
+                "question {id} has a value but asks for no input"
+            )));
+        }
         let mut seen = HashSet::with_capacity(item.selected.len());
         for label in &item.selected {
             if !seen.insert(label.as_str()) {
@@ -81,10 +106,7 @@ mod tests {
         q.options = Some(
             labels
                 .iter()
-                .map(|l| AskUserQuestionOption {
-                    label: (*l).into(),
-                    description: None,
-                })
+                .map(|l| AskUserQuestionOption::new(*l, None))
                 .collect(),
         );
         q.multi_select = Some(multi);
@@ -96,6 +118,7 @@ mod tests {
             id: id.into(),
             selected: selected.iter().map(|s| (*s).into()).collect(),
             custom: custom.map(Into::into),
+            value: None,
         }
     }
 

@@ -55,6 +55,9 @@ impl FromStr for AutoPolicy {
 
 /// A provider that answers every ask at once by a [`AutoPolicy`].
 ///
+/// A question with an `input` (§24) gets its `default` under `first` or `recommended`, and
+/// is skipped otherwise: it never invents a value.
+///
 /// It never approves an intent question (a plan review) unless built with
 /// `approve_intents`: for those it picks the first option that is not the approve label,
 /// or skips.
@@ -95,6 +98,14 @@ impl AutoResponder {
     }
 
     fn answer_one(&self, question: &AskUserQuestionItem) -> AskUserQuestionAnswerItem {
+        if let Some(input) = &question.input {
+            // §24: its `default` under `first` or `recommended`; it never invents a value.
+            let mut item = AskUserQuestionAnswerItem::skipped(question.id.clone());
+            if self.policy != AutoPolicy::Skip {
+                item.value = input.default.clone();
+            }
+            return item;
+        }
         let options = question.option_list();
         let pick = match (self.policy, &question.intent) {
             (AutoPolicy::Skip, _) => None,
@@ -111,6 +122,7 @@ impl AutoResponder {
             id: question.id.clone(),
             selected: pick.map(|o| vec![o.label.clone()]).unwrap_or_default(),
             custom: None,
+            value: None,
         }
     }
 }
@@ -142,10 +154,7 @@ mod tests {
         q.options = Some(
             labels
                 .iter()
-                .map(|l| AskUserQuestionOption {
-                    label: (*l).into(),
-                    description: None,
-                })
+                .map(|l| AskUserQuestionOption::new(*l, None))
                 .collect(),
         );
         q.intent = approve.map(|a| AskUserQuestionIntent {

@@ -103,6 +103,9 @@ struct Question {
     multi_select: Option<bool>,
     #[serde(default, deserialize_with = "present")]
     intent: Option<MapOnly<Intent>>,
+    /// Present (even `null`): the untyped parser reads it (§24).
+    #[serde(default, deserialize_with = "present")]
+    input: Option<IgnoredAny>,
 }
 
 #[derive(serde::Deserialize)]
@@ -110,6 +113,9 @@ struct Option_ {
     label: String,
     #[serde(default, deserialize_with = "present")]
     description: Option<String>,
+    /// Present (even `null`): the untyped parser reads it (§24).
+    #[serde(default, deserialize_with = "present")]
+    preview: Option<IgnoredAny>,
 }
 
 #[derive(serde::Deserialize)]
@@ -126,6 +132,15 @@ pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
     if request.questions.len() > limits::MAX_QUESTIONS {
         return None;
     }
+    if request.questions.iter().any(|MapOnly(q)| {
+        q.input.is_some()
+            || q.options
+                .iter()
+                .flatten()
+                .any(|MapOnly(o)| o.preview.is_some())
+    }) {
+        return None;
+    }
     let questions: Vec<AskUserQuestionItem> = request
         .questions
         .into_iter()
@@ -140,6 +155,7 @@ pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
                     .map(|MapOnly(o)| AskUserQuestionOption {
                         label: o.label,
                         description: o.description,
+                        preview: None,
                     })
                     .collect()
             }),
@@ -148,6 +164,7 @@ pub(crate) fn parse(text: &str) -> Option<AskUserQuestionRequest> {
                 kind: i.kind,
                 approve: i.approve,
             }),
+            input: None,
         })
         .collect();
     limits::check_question_limits(&questions).ok()?;
@@ -182,13 +199,16 @@ struct AnswerItem {
     selected: Vec<String>,
     #[serde(default, deserialize_with = "present")]
     custom: Option<String>,
+    /// Present (even `null`): the untyped parser reads it (§24).
+    #[serde(default, deserialize_with = "present")]
+    value: Option<IgnoredAny>,
 }
 
 /// The answer in `text` (`{"answers":[…]}`) when it is well formed and within the limits;
 /// `None` when the untyped parser must decide. `text` is already size-checked.
 pub(crate) fn answer(text: &str) -> Option<AskUserQuestionAnswer> {
     let MapOnly(answer) = serde_json::from_str::<MapOnly<Answer>>(text).ok()?;
-    if answer.respondent.is_some() {
+    if answer.respondent.is_some() || answer.answers.iter().any(|MapOnly(a)| a.value.is_some()) {
         return None;
     }
     let answer = AskUserQuestionAnswer::new(
@@ -199,6 +219,7 @@ pub(crate) fn answer(text: &str) -> Option<AskUserQuestionAnswer> {
                 id: item.id,
                 selected: item.selected,
                 custom: item.custom,
+                value: None,
             })
             .collect(),
     );
@@ -289,6 +310,23 @@ mod tests {
             }
         }
         assert!(parse(r#"{"questions":[{"id":"a","question":"Q?","detail":null}]}"#).is_none());
+        // §24: the untyped parser decides inputs, previews and values, even null ones.
+        for text in [
+            r#"{"questions":[{"id":"a","question":"Q?","input":{"kind":"text"}}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","input":null}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[{"label":"x","preview":"+a"}]}]}"#,
+            r#"{"questions":[{"id":"a","question":"Q?","options":[{"label":"x","preview":null}]}]}"#,
+        ] {
+            assert!(parse(text).is_none(), "{text}");
+        }
+        for text in [
+            r#"{"answers":[{"id":"a","selected":[],"value":1}]}"#,
+            r#"{"answers":[{"id":"a","selected":[],"value":null}]}"#,
+        ] {
+            assert!(answer(text).is_none(), "{text}");
+            let parsed = crate::parse::parse_answer_json(text).unwrap();
+            assert!(parsed.answers[0].value.is_some(), "{text}");
+        }
         assert!(parse(r#"{"questions":[["a","Q?"]]}"#).is_none());
         assert!(parse(r#"{"questions":[{"id":"a","id":"b","question":"Q?"}]}"#).is_none());
     }

@@ -15,6 +15,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{ErrorCode, UserQuestionError};
+use crate::input::Secrets;
 use crate::types::{
     AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem, Respondent,
 };
@@ -306,6 +307,7 @@ impl Journal {
         ask: u64,
         asked_at: Instant,
         result: &Result<AskUserQuestionAnswer, UserQuestionError>,
+        secrets: &Secrets,
     ) {
         let at = crate::time::now_rfc3339();
         let ms = u64::try_from(asked_at.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -317,7 +319,9 @@ impl Journal {
             Ok(answer) => answer.respondent.as_ref(),
             Err(e) => e.by(),
         };
-        let answer = answer.map(|a| Answers {
+        // A secret's value is never written (§24): `"value":"[secret]"`.
+        let masked = answer.map(|a| secrets.mask(a));
+        let answer = masked.as_deref().map(|a| Answers {
             answers: &a.answers,
         });
         self.write_line(&Settled {
@@ -340,21 +344,29 @@ pub(crate) struct AskRecord {
     journal: std::sync::Arc<Journal>,
     ask: u64,
     asked_at: Instant,
+    /// The ask's secret questions, whose values the line masks.
+    secrets: Secrets,
 }
 
 impl AskRecord {
-    /// The record of ask number `ask`, `asked` just now.
-    pub(crate) fn new(journal: std::sync::Arc<Journal>, ask: u64) -> AskRecord {
+    /// The record of ask number `ask` of these questions, `asked` just now.
+    pub(crate) fn new(
+        journal: std::sync::Arc<Journal>,
+        ask: u64,
+        questions: &[AskUserQuestionItem],
+    ) -> AskRecord {
         journal.waiting.fetch_add(1, Ordering::SeqCst);
         AskRecord {
             journal,
             ask,
             asked_at: Instant::now(),
+            secrets: Secrets::of(questions),
         }
     }
 
     pub(crate) fn settled(self, result: &Result<AskUserQuestionAnswer, UserQuestionError>) {
-        self.journal.settled(self.ask, self.asked_at, result);
+        self.journal
+            .settled(self.ask, self.asked_at, result, &self.secrets);
     }
 }
 

@@ -43,6 +43,7 @@ pub mod error;
 mod fast_request;
 pub mod inbox;
 pub mod inline;
+pub mod input;
 mod journal;
 pub mod limits;
 pub mod parse;
@@ -76,8 +77,8 @@ pub use service::{
     UserQuestionService,
 };
 pub use types::{
-    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption, Respondent,
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionInput, AskUserQuestionIntent,
+    AskUserQuestionItem, AskUserQuestionOption, FileValue, InputKind, Respondent,
 };
 pub use validate::validate_questions;
 

@@ -13,7 +13,8 @@ pub const MAX_QUESTIONS: usize = 256;
 pub const MAX_OPTIONS: usize = 256;
 /// Longest `id`, `question`, `header`, option `label`/`description`, intent `kind`/`approve`, in bytes.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
-/// Longest `detail` (a plan under review) and answer `custom`, in bytes.
+/// Longest `detail` (a plan under review), option `preview`, answer `custom`, and a string
+/// `value` or `default` (§24), in bytes.
 pub const MAX_LONG_TEXT_BYTES: usize = 1024 * 1024;
 /// Longest JSON text accepted for a request, an answer or tool arguments, in bytes.
 pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
@@ -49,7 +50,8 @@ pub fn check_json_size(text: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks questions against the maximums above.
+/// Checks questions against the maximums above, and each question's `input` for
+/// well-formedness (§24, [`crate::input`]).
 pub fn check_question_limits(questions: &[AskUserQuestionItem]) -> Result<()> {
     if questions.len() > MAX_QUESTIONS {
         return Err(too_many("questions", MAX_QUESTIONS, questions.len()));
@@ -91,7 +93,34 @@ pub fn check_question_limits(questions: &[AskUserQuestionItem]) -> Result<()> {
                 || format!("{}.options[{j}].description", p()),
                 MAX_TEXT_BYTES,
             )?;
+            opt_text(
+                &o.preview,
+                || format!("{}.options[{j}].preview", p()),
+                MAX_LONG_TEXT_BYTES,
+            )?;
         }
+        if let Some(input) = &q.input {
+            if let Some(accept) = &input.accept {
+                if accept.len() > MAX_OPTIONS {
+                    return Err(too_many(
+                        &format!("{}.input.accept", p()),
+                        MAX_OPTIONS,
+                        accept.len(),
+                    ));
+                }
+                for (j, a) in accept.iter().enumerate() {
+                    text(a, || format!("{}.input.accept[{j}]", p()), MAX_TEXT_BYTES)?;
+                }
+            }
+            if let Some(serde_json::Value::String(default)) = &input.default {
+                text(
+                    default,
+                    || format!("{}.input.default", p()),
+                    MAX_LONG_TEXT_BYTES,
+                )?;
+            }
+        }
+        crate::input::check_question_input(q, i)?;
     }
     Ok(())
 }
@@ -118,6 +147,9 @@ pub fn check_answer_limits(answer: &AskUserQuestionAnswer) -> Result<()> {
             || format!("answers[{i}].custom"),
             MAX_LONG_TEXT_BYTES,
         )?;
+        if let Some(serde_json::Value::String(value)) = &a.value {
+            text(value, || format!("answers[{i}].value"), MAX_LONG_TEXT_BYTES)?;
+        }
     }
     Ok(())
 }

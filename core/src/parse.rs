@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use crate::error::{Result, UserQuestionError};
 use crate::limits;
 use crate::types::{
-    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionIntent, AskUserQuestionItem,
-    AskUserQuestionOption, Respondent,
+    AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionInput, AskUserQuestionIntent,
+    AskUserQuestionItem, AskUserQuestionOption, InputKind, Respondent,
 };
 
 /// Where a value sits in the input, formatted only when an error names it
@@ -97,9 +97,56 @@ pub(crate) fn parse_options(value: &Value, path: &Path<'_>) -> Result<Vec<AskUse
             Ok(AskUserQuestionOption {
                 label: req_string(obj, "label", &opath)?,
                 description: opt_string(obj, "description", &opath)?,
+                preview: opt_string(obj, "preview", &opath)?,
             })
         })
         .collect()
+}
+
+fn opt_count(obj: &Map<String, Value>, key: &str, path: &Path<'_>) -> Result<Option<u64>> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| type_error(&path.key(key), "a non-negative integer")),
+    }
+}
+
+/// Parses a question's `input` (§24) found at `path` (`questions[0].input`): the JSON types
+/// of its members. Which belong to its kind, and whether they agree, is checked with the
+/// limits ([`crate::input`]).
+pub(crate) fn parse_input(value: &Value, path: &Path<'_>) -> Result<AskUserQuestionInput> {
+    let obj = object(value, path)?;
+    let kind = match obj.get("kind") {
+        Some(Value::String(name)) => InputKind::from_name(name).ok_or_else(|| {
+            UserQuestionError::invalid_request(format!(
+                "{} must be one of text, number, integer, boolean, date, datetime, email, url, secret or file, not {}",
+                path.key("kind"),
+                crate::error::json_string(name)
+            ))
+        })?,
+        _ => return Err(type_error(&path.key("kind"), "a string")),
+    };
+    let mut input = AskUserQuestionInput::new(kind);
+    input.min_length = opt_count(obj, "minLength", path)?;
+    input.max_length = opt_count(obj, "maxLength", path)?;
+    input.multiline = opt_bool(obj, "multiline", path)?;
+    input.minimum = obj.get("minimum").cloned();
+    input.maximum = obj.get("maximum").cloned();
+    input.accept = match obj.get("accept") {
+        None => None,
+        Some(Value::Array(list)) => Some(
+            list.iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| type_error(&path.key("accept"), "an array of strings"))?,
+        ),
+        Some(_) => return Err(type_error(&path.key("accept"), "an array of strings")),
+    };
+    input.max_bytes = opt_count(obj, "maxBytes", path)?;
+    input.default = obj.get("default").cloned();
+    Ok(input)
 }
 
 /// Parses one question object found at `path`.
@@ -125,6 +172,10 @@ pub(crate) fn parse_question(value: &Value, path: &Path<'_>) -> Result<AskUserQu
             })
         }
     };
+    let input = match obj.get("input") {
+        None => None,
+        Some(v) => Some(parse_input(v, &path.key("input"))?),
+    };
     Ok(AskUserQuestionItem {
         id,
         question,
@@ -133,6 +184,7 @@ pub(crate) fn parse_question(value: &Value, path: &Path<'_>) -> Result<AskUserQu
         options,
         multi_select,
         intent,
+        input,
     })
 }
 
@@ -183,7 +235,7 @@ pub fn parse_request_questions_json(text: &str) -> Result<Vec<AskUserQuestionIte
     parse_request_questions(&value)
 }
 
-/// Parses an answer `{"answers": [{id, selected, custom?}], "respondent"?: {id, name}}`
+/// Parses an answer `{"answers": [{id, selected, custom?, value?}], "respondent"?: {id, name}}`
 /// (untyped JSON).
 ///
 /// The error's code is `INVALID_REQUEST`; its message names the path
@@ -218,6 +270,7 @@ pub fn parse_answer(value: &Value) -> Result<AskUserQuestionAnswer> {
                 id,
                 selected,
                 custom,
+                value: iobj.get("value").cloned(),
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -289,11 +342,13 @@ mod tests {
                 id: "pkg".into(),
                 selected: vec!["pnpm".into()],
                 custom: None,
+                value: None,
             },
             AskUserQuestionAnswerItem {
                 id: "x".into(),
                 selected: vec![],
                 custom: Some("mine".into()),
+                value: None,
             },
         ]);
         let text = r#"{"answers":[{"id":"pkg","selected":["pnpm"]},{"id":"x","selected":[],"custom":"mine"}]}"#;

@@ -168,9 +168,8 @@ impl ReviewPlanRequest {
 
 /// The one question a review asks, exactly as §17 gives it.
 pub fn plan_question(plan: &str, question: Option<&str>) -> AskUserQuestionItem {
-    let option = |label: &str, description: &str| AskUserQuestionOption {
-        label: label.to_owned(),
-        description: Some(description.to_owned()),
+    let option = |label: &str, description: &str| {
+        AskUserQuestionOption::new(label, Some(description.to_owned()))
     };
     let mut item =
         AskUserQuestionItem::new(QUESTION_ID, question.unwrap_or(DEFAULT_QUESTION).to_owned());
@@ -276,6 +275,7 @@ mod tests {
             id: QUESTION_ID.into(),
             selected: selected.iter().map(|s| (*s).to_owned()).collect(),
             custom: custom.map(str::to_owned),
+            value: None,
         }])
     }
 

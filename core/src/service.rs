@@ -271,7 +271,7 @@ impl UserQuestionService {
                         &request.questions,
                         timeout_ms,
                     );
-                    AskRecord::new(journal, ask)
+                    AskRecord::new(journal, ask, &request.questions)
                 });
                 Ok(PendingAsk::begin(
                     registration,

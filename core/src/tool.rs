@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::abort::AbortSignal;
 use crate::agents::Agent;
 use crate::error::{ErrorCode, Result, UserQuestionError};
-use crate::parse::{Path, object, opt_string, parse_options, req_string, type_error};
+use crate::input::Secrets;
+use crate::parse::{Path, object, opt_string, parse_input, parse_options, req_string, type_error};
 use crate::request::AskUserQuestionRequest;
 use crate::service::UserQuestionService;
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
@@ -22,7 +23,7 @@ pub const NAME: &str = "ask_user_question";
 pub const DESCRIPTION: &str = "Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.";
 
 /// The whole definition `{name, description, parameters}` as JSON text.
-pub const DEFINITION_JSON: &str = r#"{"name":"ask_user_question","description":"Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.","parameters":{"type":"object","properties":{"questions":{"type":"array","description":"Questions to ask the user before continuing.","items":{"type":"object","additionalProperties":true,"properties":{"id":{"type":"string","description":"Stable id for this question; echoed in the answer."},"question":{"type":"string","description":"The specific question to ask the user."},"header":{"type":"string","description":"Optional short heading for the question, such as \"Confirm\" or \"Choose Mode\"."},"options":{"type":"array","description":"Optional choices to show the user. If you recommend one, put it first and append \"(Recommended)\" to that label.","items":{"type":"object","additionalProperties":true,"properties":{"label":{"type":"string","description":"Short user-facing option label."},"description":{"type":"string","description":"One sentence explaining the tradeoff or impact."}},"required":["label"]}},"multi_select":{"type":"boolean","description":"Whether the user may select more than one option. Defaults to false."}},"required":["id","question"]}}},"required":["questions"]}}"#;
+pub const DEFINITION_JSON: &str = r#"{"name":"ask_user_question","description":"Ask the user a concise question when you need confirmation, a choice, or missing information before proceeding. Send one or more questions, each with a stable id that will be echoed in the answer.","parameters":{"type":"object","properties":{"questions":{"type":"array","description":"Questions to ask the user before continuing.","items":{"type":"object","additionalProperties":true,"properties":{"id":{"type":"string","description":"Stable id for this question; echoed in the answer."},"question":{"type":"string","description":"The specific question to ask the user."},"header":{"type":"string","description":"Optional short heading for the question, such as \"Confirm\" or \"Choose Mode\"."},"options":{"type":"array","description":"Optional choices to show the user. If you recommend one, put it first and append \"(Recommended)\" to that label.","items":{"type":"object","additionalProperties":true,"properties":{"label":{"type":"string","description":"Short user-facing option label."},"description":{"type":"string","description":"One sentence explaining the tradeoff or impact."},"preview":{"type":"string","description":"Optional text shown while the option is focused: markdown, or a unified diff of what choosing it would change."}},"required":["label"]}},"multi_select":{"type":"boolean","description":"Whether the user may select more than one option. Defaults to false."},"input":{"type":"object","description":"Optional: ask for a typed value instead of options (send no options with it); the answer carries it as value.","additionalProperties":true,"properties":{"kind":{"type":"string","enum":["text","number","integer","boolean","date","datetime","email","url","secret","file"],"description":"The kind of value. date is YYYY-MM-DD, datetime RFC 3339 with an offset; a secret's value is never shown to you."},"minLength":{"type":"integer","minimum":0,"description":"text, secret: the fewest characters."},"maxLength":{"type":"integer","minimum":0,"description":"text, secret: the most characters."},"multiline":{"type":"boolean","description":"text, secret: several lines rather than one."},"minimum":{"type":["number","string"],"description":"number, integer: the least value; date, datetime: the earliest, as an ISO string."},"maximum":{"type":["number","string"],"description":"number, integer: the greatest value; date, datetime: the latest, as an ISO string."},"accept":{"type":"array","items":{"type":"string"},"description":"file: the media types accepted, such as image/png or image/*."},"maxBytes":{"type":"integer","minimum":0,"maximum":4194304,"description":"file: the largest file, in bytes (default 1048576)."},"default":{"description":"A value that fits, offered first; not for secret or file."}},"required":["kind"]}},"required":["id","question"]}}},"required":["questions"]}}"#;
 
 fn definition_value() -> &'static Value {
     static DEFINITION: OnceLock<Value> = OnceLock::new();
@@ -194,7 +195,7 @@ impl From<Result<AskUserQuestionAnswer>> for ToolResult {
 }
 
 /// Maps tool arguments (`multi_select`) to questions (`multiSelect`), copying `id`,
-/// `question`, `header` and `options`. Bad arguments are `INVALID_REQUEST` naming the path.
+/// `question`, `header`, `options` (with their `preview`) and `input` (§24). Bad arguments are `INVALID_REQUEST` naming the path.
 pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
     let obj = object(args, &Path::Root("arguments"))?;
     let list = obj
@@ -221,6 +222,10 @@ pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
                 Some(Value::Bool(b)) => Some(*b),
                 Some(_) => return Err(type_error(&path.key("multi_select"), "a boolean")),
             };
+            item.input = match q.get("input") {
+                None => None,
+                Some(v) => Some(parse_input(v, &path.key("input"))?),
+            };
             Ok(item)
         })
         .collect::<Result<Vec<_>>>()
@@ -231,7 +236,9 @@ pub fn questions_from_args(args: &Value) -> Result<Vec<AskUserQuestionItem>> {
 }
 
 /// Executes the tool: maps the arguments, asks through `service` with the caller's agent
-/// (only when there is one) and signal, and returns the tool result. Never fails.
+/// (only when there is one) and signal, and returns the tool result. Never fails. A secret's
+/// value (§24) reads `"[secret]"` in the result, its `value` and its text alike: the model
+/// never reads a secret (host code that calls `ask` gets it).
 ///
 /// The arguments are checked and the provider reached now; the future waits for the answer.
 pub fn execute(
@@ -240,8 +247,10 @@ pub fn execute(
     exec: ToolExecution,
 ) -> impl Future<Output = ToolResult> + Send + 'static + use<> {
     let agent = exec.agent.clone();
+    let mut secrets = Secrets::default();
     let started = match questions_from_args(args) {
         Ok(questions) => {
+            secrets = Secrets::of(&questions);
             let mut request = AskUserQuestionRequest::new(questions);
             request.agent = exec.agent;
             request.signal = exec.signal;
@@ -256,7 +265,8 @@ pub fn execute(
     };
     async move {
         match started {
-            Ok(pending) => pending.await.into(),
+            // The model never reads a secret (§24): its value reads "[secret]".
+            Ok(pending) => pending.await.map(|answer| secrets.masked(answer)).into(),
             Err(error) => ToolResult::Failure(error),
         }
     }
@@ -309,6 +319,31 @@ mod tests {
             serde_json::json!(["label"])
         );
         assert_eq!(parameters(), *p);
+        // §24: `input` on a question, `preview` on an option, both optional.
+        let input = &items["properties"]["input"];
+        assert_eq!(input["type"], "object");
+        assert_eq!(input["required"], serde_json::json!(["kind"]));
+        let kinds: Vec<&str> = crate::InputKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            input["properties"]["kind"]["enum"],
+            serde_json::json!(kinds)
+        );
+        for key in [
+            "minLength",
+            "maxLength",
+            "multiline",
+            "minimum",
+            "maximum",
+            "accept",
+            "maxBytes",
+            "default",
+        ] {
+            assert!(input["properties"].get(key).is_some(), "{key}");
+        }
+        assert_eq!(
+            items["properties"]["options"]["items"]["properties"]["preview"]["type"],
+            "string"
+        );
     }
 
     #[test]

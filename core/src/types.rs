@@ -5,6 +5,7 @@
 //! offending path, is [`crate::parse`]'s job.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// One choice offered by a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +17,10 @@ pub struct AskUserQuestionOption {
     /// One sentence on the option's tradeoff or impact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// What choosing it would do (§24), markdown or a unified diff, shown as text when the
+    /// option is focused or selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
 }
 
 /// A declared presentation intent, e.g. `plan-review`.
@@ -35,7 +40,14 @@ impl AskUserQuestionOption {
         AskUserQuestionOption {
             label: label.into(),
             description,
+            preview: None,
         }
+    }
+
+    /// The same option with this preview (§24).
+    pub fn with_preview(mut self, preview: impl Into<String>) -> Self {
+        self.preview = Some(preview.into());
+        self
     }
 }
 
@@ -50,6 +62,172 @@ impl AskUserQuestionIntent {
 
     /// The one intent kind UIs are expected to know.
     pub const PLAN_REVIEW: &'static str = "plan-review";
+}
+
+/// The kind of value an [`AskUserQuestionInput`] asks for (§24).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    /// A string, within `minLength`/`maxLength` characters; `multiline` for a text area.
+    Text,
+    /// A finite JSON number within `minimum`/`maximum`.
+    Number,
+    /// A JSON integer (at most 2^53 - 1 in magnitude) within `minimum`/`maximum`.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// `YYYY-MM-DD`, a real calendar date, within `minimum`/`maximum` (dates).
+    Date,
+    /// An RFC 3339 date-time with an offset, within `minimum`/`maximum` (date-times).
+    Datetime,
+    /// One `@` between non-empty parts.
+    Email,
+    /// An absolute `http`/`https` URL.
+    Url,
+    /// A string like `text`, never shown to the model nor written to the journal.
+    Secret,
+    /// A [`FileValue`] within `maxBytes` (default 1 MiB) whose media type `accept` admits.
+    File,
+}
+
+impl InputKind {
+    /// The ten kinds, in the order the reference lists them.
+    pub const ALL: [InputKind; 10] = [
+        InputKind::Text,
+        InputKind::Number,
+        InputKind::Integer,
+        InputKind::Boolean,
+        InputKind::Date,
+        InputKind::Datetime,
+        InputKind::Email,
+        InputKind::Url,
+        InputKind::Secret,
+        InputKind::File,
+    ];
+
+    /// Its wire name: `text`, `number`, … `file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputKind::Text => "text",
+            InputKind::Number => "number",
+            InputKind::Integer => "integer",
+            InputKind::Boolean => "boolean",
+            InputKind::Date => "date",
+            InputKind::Datetime => "datetime",
+            InputKind::Email => "email",
+            InputKind::Url => "url",
+            InputKind::Secret => "secret",
+            InputKind::File => "file",
+        }
+    }
+
+    /// The kind of this wire name, if it is one of the ten.
+    pub fn from_name(name: &str) -> Option<InputKind> {
+        InputKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for InputKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A typed value to ask for (§24), instead of options. Which constraints belong to which
+/// kind, and what fits, is [`crate::input`]'s to check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AskUserQuestionInput {
+    /// What kind of value.
+    pub kind: InputKind,
+    /// Fewest characters (Unicode scalar values): `text`, `secret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    /// Most characters: `text`, `secret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+    /// A text area rather than a line: `text`, `secret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiline: Option<bool>,
+    /// The least value: a number for `number`/`integer`, an ISO string for `date`/`datetime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<Value>,
+    /// The greatest value, as `minimum`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<Value>,
+    /// The media types a `file` may have (`image/png`, `image/*`); absent: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<Vec<String>>,
+    /// The largest `file`, in bytes (default 1 MiB, at most 4 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// A value that fits, offered first; not for `secret` or `file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+impl AskUserQuestionInput {
+    /// An input of this kind with no constraints.
+    pub fn new(kind: InputKind) -> Self {
+        AskUserQuestionInput {
+            kind,
+            min_length: None,
+            max_length: None,
+            multiline: None,
+            minimum: None,
+            maximum: None,
+            accept: None,
+            max_bytes: None,
+            default: None,
+        }
+    }
+
+    /// The largest file this input takes, in bytes: `maxBytes`, else 1 MiB.
+    pub fn file_limit(&self) -> u64 {
+        self.max_bytes.unwrap_or(crate::input::DEFAULT_MAX_BYTES)
+    }
+}
+
+/// A file given as the value of a `file` input (§24): `{name, mediaType, size, sha256, data}`,
+/// `data` base64 (standard alphabet, padded), `sha256` the lowercase hex digest of the
+/// decoded bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FileValue {
+    /// The file's name, as the person gave it.
+    pub name: String,
+    /// Its media type, e.g. `image/png`.
+    pub media_type: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// The lowercase hex SHA-256 of its bytes.
+    pub sha256: String,
+    /// Its bytes, base64 (standard, padded).
+    pub data: String,
+}
+
+impl FileValue {
+    /// The file value of these bytes: size, digest and base64 computed.
+    pub fn from_bytes(
+        name: impl Into<String>,
+        media_type: impl Into<String>,
+        bytes: &[u8],
+    ) -> Self {
+        FileValue {
+            name: name.into(),
+            media_type: media_type.into(),
+            size: bytes.len() as u64,
+            sha256: crate::input::sha256_hex(bytes),
+            data: crate::input::base64_encode(bytes),
+        }
+    }
+
+    /// As the JSON value an answer item carries.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 /// One question of a batch.
@@ -76,6 +254,9 @@ pub struct AskUserQuestionItem {
     /// A presentation intent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<AskUserQuestionIntent>,
+    /// A typed value to ask for instead of options (§24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<AskUserQuestionInput>,
 }
 
 impl AskUserQuestionItem {
@@ -89,7 +270,14 @@ impl AskUserQuestionItem {
             options: None,
             multi_select: None,
             intent: None,
+            input: None,
         }
+    }
+
+    /// The same question asking for a typed value (§24).
+    pub fn with_input(mut self, input: AskUserQuestionInput) -> Self {
+        self.input = Some(input);
+        self
     }
 
     /// The options, or an empty slice.
@@ -115,6 +303,9 @@ pub struct AskUserQuestionAnswerItem {
     /// Free text: overrides the choice (single-select) or supplements it (multi-select).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<String>,
+    /// The typed value of a question with an `input` (§24); absent when skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
 }
 
 impl AskUserQuestionAnswerItem {
@@ -124,6 +315,7 @@ impl AskUserQuestionAnswerItem {
             id: id.into(),
             selected,
             custom,
+            value: None,
         }
     }
 
@@ -133,6 +325,17 @@ impl AskUserQuestionAnswerItem {
             id: id.into(),
             selected: Vec::new(),
             custom: None,
+            value: None,
+        }
+    }
+
+    /// The answer to question `id` that has an `input` (§24): `{ id, selected: [], value }`.
+    pub fn with_value(id: impl Into<String>, value: Value) -> Self {
+        AskUserQuestionAnswerItem {
+            id: id.into(),
+            selected: Vec::new(),
+            custom: None,
+            value: Some(value),
         }
     }
 }
@@ -191,7 +394,7 @@ impl AskUserQuestionAnswer {
         self
     }
 
-    /// Compact JSON with keys `id, selected, custom` in that order and no whitespace, then
+    /// Compact JSON with keys `id, selected, custom, value` in that order and no whitespace, then
     /// `respondent` when known: `{"answers":[…],"respondent":{"id","name"}}`.
     pub fn to_compact_json(&self) -> String {
         let mut out = self.to_tool_json();
@@ -242,6 +445,11 @@ impl AskUserQuestionAnswer {
                 out.extend_from_slice(br#","custom":"#);
                 string(&mut out, custom);
             }
+            if let Some(value) = &item.value {
+                out.extend_from_slice(br#","value":"#);
+                // Writing a value into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut out, value);
+            }
             out.push(b'}');
         }
         out.extend_from_slice(b"]}");
@@ -268,6 +476,21 @@ mod tests {
                 AskUserQuestionAnswerItem::new("", vec![String::new()], Some(String::new())),
                 AskUserQuestionAnswerItem::new("x", vec![], None),
             ]),
+            AskUserQuestionAnswer::new(vec![
+                AskUserQuestionAnswerItem::with_value("n", serde_json::json!(4)),
+                AskUserQuestionAnswerItem::with_value("r", serde_json::json!(-0.25)),
+                AskUserQuestionAnswerItem::with_value("s", serde_json::json!("é \"</script>\"")),
+                AskUserQuestionAnswerItem::with_value(
+                    "f",
+                    FileValue::from_bytes("a b.txt", "text/plain", b"hi").to_value(),
+                ),
+                {
+                    let mut item =
+                        AskUserQuestionAnswerItem::new("c", vec!["x".into()], Some("y".into()));
+                    item.value = Some(serde_json::json!({"z": [null, true]}));
+                    item
+                },
+            ]),
         ];
         for answer in answers {
             assert_eq!(
@@ -286,5 +509,30 @@ mod tests {
             AskUserQuestionItem::new("pkg", "Which package manager?")
         );
         assert_eq!(serde_json::to_string(&item).unwrap(), text);
+    }
+
+    #[test]
+    fn inputs_serialize_their_keys_in_the_documented_order() {
+        let mut input = AskUserQuestionInput::new(InputKind::Integer);
+        input.default = Some(serde_json::json!(3));
+        input.maximum = Some(serde_json::json!(9));
+        input.minimum = Some(serde_json::json!(1));
+        let item = AskUserQuestionItem::new("n", "How many?").with_input(input);
+        let text = r#"{"id":"n","question":"How many?","input":{"kind":"integer","minimum":1,"maximum":9,"default":3}}"#;
+        assert_eq!(serde_json::to_string(&item).unwrap(), text);
+        assert_eq!(
+            serde_json::from_str::<AskUserQuestionItem>(text).unwrap(),
+            item
+        );
+        let option = AskUserQuestionOption::new("Patch", Some("d".into())).with_preview("+x");
+        assert_eq!(
+            serde_json::to_string(&option).unwrap(),
+            r#"{"label":"Patch","description":"d","preview":"+x"}"#
+        );
+        for kind in InputKind::ALL {
+            assert_eq!(InputKind::from_name(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+        assert_eq!(InputKind::from_name("Text"), None);
     }
 }

@@ -126,6 +126,7 @@ mod tests {
                             format!("o{i}")
                         },
                         description: None,
+                        preview: None,
                     })
                     .collect(),
             );
@@ -142,14 +143,8 @@ mod tests {
     fn a_question_s_repeated_label_is_reported_before_a_later_repeated_id() {
         let mut qs = batch(5, Some(4));
         qs[1].options = Some(vec![
-            AskUserQuestionOption {
-                label: "x".into(),
-                description: None,
-            },
-            AskUserQuestionOption {
-                label: "x".into(),
-                description: None,
-            },
+            AskUserQuestionOption::new("x", None),
+            AskUserQuestionOption::new("x", None),
         ]);
         let err = check_questions(&qs).unwrap_err();
         assert!(
