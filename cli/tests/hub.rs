@@ -754,3 +754,89 @@ fn a_link_answered_just_before_the_hub_is_killed_reaches_the_asker_with_its_resp
         r#"{"answers":[{"id":"deploy","selected":["Yes"]}],"respondent":{"id":"alice","name":"Alice Martin"}}"#
     );
 }
+
+/// §23: SIGHUP re-reads the access file of a running `uq serve` — a token taken out is refused
+/// from the next request, one added works; a file that no longer parses leaves the access in
+/// force and says why on stderr.
+#[test]
+fn sighup_reloads_the_access_file_of_uq_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.db").display());
+    let access = dir.path().join("access.toml");
+    let person = |id: &str| {
+        format!(
+            "[[person]]\nid = \"{id}\"\ntoken_sha256 = \"{}\"\n\n",
+            user_questions_web::access::hash_token(&format!("{id}-token"))
+        )
+    };
+    std::fs::write(&access, person("alice")).unwrap();
+    let mut child = Command::new(UQ)
+        .args([
+            "serve",
+            "--store",
+            &store,
+            "--listen",
+            "127.0.0.1:0",
+            "--access",
+        ])
+        .arg(&access)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let open = rx.recv_timeout(PATIENCE).expect("an open line");
+    let addr = open
+        .strip_prefix("open http://")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("{open}"))
+        .to_owned();
+    let status_of = |token: &str| -> u16 {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        write!(
+            stream,
+            "GET /api/v1/questions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(status_of("alice-token"), 200);
+    assert_eq!(status_of("bob-token"), 401);
+    std::fs::write(&access, person("bob")).unwrap();
+    signal(&child, "HUP");
+    let reloaded = rx.recv_timeout(PATIENCE).expect("a line on the reload");
+    assert!(reloaded.contains("reloaded the access file"), "{reloaded}");
+    assert_eq!(
+        status_of("alice-token"),
+        401,
+        "a token taken out is refused"
+    );
+    assert_eq!(status_of("bob-token"), 200, "a token added works");
+    std::fs::write(&access, "[[person]\nid =").unwrap();
+    signal(&child, "HUP");
+    let refused = rx
+        .recv_timeout(PATIENCE)
+        .expect("a line on the failed reload");
+    assert!(
+        refused.contains("cannot reload the access file") && refused.contains("unchanged"),
+        "{refused}"
+    );
+    assert_eq!(status_of("bob-token"), 200, "the access in force stays");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -371,3 +371,74 @@ fn uq_mcp_refuses_a_call_whose_id_is_in_flight_and_still_exits_when_stdin_closes
         "ASK_ABORTED"
     );
 }
+
+/// §23: `uq ask --web --access PATH` opens without a token in the URL; a person of the file
+/// answers with their own token, and the answer printed says who gave it.
+#[test]
+fn ask_web_with_an_access_file_prints_the_answer_with_who_gave_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.toml");
+    std::fs::write(
+        &access,
+        format!(
+            "[[person]]\nid = \"alice\"\nname = \"Alice Martin\"\ntoken_sha256 = \"{}\"\n",
+            user_questions_web::access::hash_token("alice-token")
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(UQ)
+        .args(["ask", "--web", "--access"])
+        .arg(&access)
+        .arg(example("multi-select.json"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim_end()
+        .strip_prefix("open http://")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("an open line without a token: {line:?}"))
+        .to_owned();
+    let web = Web {
+        child,
+        addr,
+        token: "alice-token".into(),
+        stderr,
+    };
+    web.pending();
+    let answer =
+        r#"{"answers":[{"id":"pkg","selected":["npm"]},{"id":"checks","selected":["Lint"]}]}"#;
+    let (status, body) = web.request("POST", "/api/v1/questions/1/answer", answer);
+    assert_eq!((status, body.as_str()), (200, r#"{"ok":true}"#));
+    let (code, out, err) = web.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "{},\"respondent\":{{\"id\":\"alice\",\"name\":\"Alice Martin\"}}}}\n",
+            &answer[..answer.len() - 1]
+        )
+    );
+    // A bad access file: the usual argument error, before anything is served.
+    std::fs::write(&access, "[[person]]\nid = \"alice\"\n").unwrap();
+    let output = Command::new(UQ)
+        .args(["ask", "--web", "--access"])
+        .arg(&access)
+        .arg(example("multi-select.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(15));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "INVALID_ARGUMENT: cannot read the access file {}: ",
+            access.display()
+        )),
+        "{stderr}"
+    );
+}
