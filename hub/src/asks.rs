@@ -138,6 +138,38 @@ fn record_body(record: &AskRecord) -> String {
     )
 }
 
+/// The message of every poll after the one that delivered a secret (§24).
+pub(crate) const SECRET_DELIVERED: &str = "the secret answer was already delivered";
+
+/// What a settled ask's long polls get instead of its body when its answer holds a secret:
+/// nothing (no body is empty) — they take the answer from the store, where only the first
+/// poll gets it, so that the view never keeps a secret for a later reader.
+const FROM_STORE: &str = "";
+
+/// Whether an ask's questions (JSON, as stored) ask for a secret: its answer is then delivered
+/// once (§24).
+fn asks_secret(questions: &str) -> bool {
+    if !questions.contains("secret") {
+        return false;
+    }
+    let Ok(Value::Array(questions)) = serde_json::from_str::<Value>(questions) else {
+        return false;
+    };
+    questions
+        .iter()
+        .any(|q| q.pointer("/input/kind").and_then(Value::as_str) == Some("secret"))
+}
+
+/// What a settled ask's long polls are given: its body, or [`FROM_STORE`] for an answer that
+/// holds a secret.
+fn outcome_body(record: &AskRecord) -> String {
+    if record.status == Status::Answered && asks_secret(&record.questions) {
+        FROM_STORE.to_owned()
+    } else {
+        record_body(record)
+    }
+}
+
 /// The body of `GET /api/v1/asks/{ticket}` for a settled ask; `by` (JSON) names who cancelled
 /// it (§23; who answered is the answer's `respondent`).
 fn settled_body(
@@ -609,7 +641,7 @@ impl Asks {
             match self.store.get(ticket).await.map_err(store_error)? {
                 // Asked on another hub of a shared store: this one follows it from now on.
                 Some(record) if record.status == Status::Pending => self.adopt(&record),
-                Some(record) => return Ok(Polled::of(&record)),
+                Some(record) => return self.delivered(record).await,
                 None => {
                     return Err(UserQuestionError::new(
                         ErrorCode::NotPending,
@@ -630,13 +662,7 @@ impl Asks {
             })
         };
         let Some((mut done, extended, expires_at, keyless)) = waiting else {
-            return match self.store.get(ticket).await.map_err(store_error)? {
-                Some(record) => Ok(Polled::of(&record)),
-                None => Err(UserQuestionError::new(
-                    ErrorCode::NotPending,
-                    format!("question {ticket} is not pending"),
-                )),
-            };
+            return self.stored_outcome(ticket).await;
         };
         // The lease runs from the end of this poll, however it ends (the asker may hang up).
         let mut keeper = keyless.then(|| LeaseKeeper {
@@ -690,6 +716,9 @@ impl Asks {
             if let Some(keeper) = &mut keeper {
                 keeper.armed = false;
             }
+            if &*body == FROM_STORE {
+                return self.stored_outcome(ticket).await;
+            }
             return Ok(Polled::settled(body.to_string()));
         }
         // On a shared store another hub may have settled it a moment ago: the store decides.
@@ -700,12 +729,55 @@ impl Asks {
             if let Some(keeper) = &mut keeper {
                 keeper.armed = false;
             }
-            let body = record_body(&record);
+            let body = outcome_body(&record);
             let by = respondent_of(record.by.as_deref());
             self.finish(ticket, record.status, body.as_str().into(), by.as_ref());
-            return Ok(Polled::settled(body));
+            return self.delivered(record).await;
         }
         Ok(Polled::pending(expires_now.unwrap_or(expires_at)))
+    }
+
+    /// What a poll of a settled ask returns, as the store has it now.
+    async fn stored_outcome(&self, ticket: u64) -> Result<Polled> {
+        match self.store.get(ticket).await.map_err(store_error)? {
+            Some(record) => self.delivered(record).await,
+            None => Err(UserQuestionError::new(
+                ErrorCode::NotPending,
+                format!("question {ticket} is not pending"),
+            )),
+        }
+    }
+
+    /// What a poll returns for `record` as read from the store. An answer that holds a secret
+    /// is delivered once (§24): it is taken from the store in one step with its replacement by
+    /// `failed` ([`SECRET_DELIVERED`]), and a poll that comes second — on this hub or on
+    /// another of a shared store — gets that instead.
+    async fn delivered(&self, record: AskRecord) -> Result<Polled> {
+        if record.status != Status::Answered || !asks_secret(&record.questions) {
+            return Ok(Polled::of(&record));
+        }
+        let ticket = record.ticket;
+        let taken = self
+            .store
+            .take_answer(ticket, SECRET_DELIVERED)
+            .await
+            .map_err(store_error)?;
+        match taken {
+            Some(answer) => Ok(Polled::settled(settled_body(
+                Status::Answered,
+                Some(&answer),
+                None,
+                None,
+            ))),
+            // Taken a moment ago by another poll: failed now.
+            None => match self.store.get(ticket).await.map_err(store_error)? {
+                Some(record) => Ok(Polled::of(&record)),
+                None => Err(UserQuestionError::new(
+                    ErrorCode::NotPending,
+                    format!("question {ticket} is not pending"),
+                )),
+            },
+        }
     }
 
     /// When a poll should next renew the lease of `ticket`: once half of what this hub knows
@@ -783,13 +855,17 @@ impl Asks {
             }
             Settle::Withdraw => (plain(Status::Withdrawn), None),
         };
-        let body: Arc<str> = settled_body(
-            settlement.status,
-            settlement.answer.as_deref(),
-            settlement.message.as_deref(),
-            settlement.by.as_deref(),
-        )
-        .into();
+        let body: Arc<str> = if settlement.status == Status::Answered && asks_secret(&questions) {
+            FROM_STORE.into()
+        } else {
+            settled_body(
+                settlement.status,
+                settlement.answer.as_deref(),
+                settlement.message.as_deref(),
+                settlement.by.as_deref(),
+            )
+            .into()
+        };
         let status = settlement.status;
         match self
             .store
@@ -937,7 +1013,7 @@ impl Asks {
         match (change, record.status) {
             (Change::Created(_), Status::Pending) => self.adopt(&record),
             (Change::Settled(_), status) if status != Status::Pending => {
-                let body = record_body(&record);
+                let body = outcome_body(&record);
                 let by = respondent_of(record.by.as_deref());
                 self.finish(ticket, status, body.into(), by.as_ref());
             }

@@ -122,6 +122,7 @@ struct Connection {
     by_request_id: Statement,
     pending: Statement,
     settle: Statement,
+    take_answer: Statement,
     status: Statement,
     extend: Statement,
     purge: Statement,
@@ -176,6 +177,16 @@ impl Connection {
                      WHERE ticket = $1 AND status = 'pending'
                        AND ($2 <> 'timed_out' OR expires_at <= $5)
                      RETURNING status",
+                )
+                .await?,
+            // The row is locked as it is read: a second taker waits, then finds it failed.
+            take_answer: client
+                .prepare(
+                    "UPDATE asks SET status = 'failed', answer = NULL, message = $2
+                     FROM (SELECT ticket, answer FROM asks
+                           WHERE ticket = $1 AND status = 'answered' FOR UPDATE) AS taken
+                     WHERE asks.ticket = taken.ticket
+                     RETURNING taken.answer",
                 )
                 .await?,
             status: client
@@ -805,6 +816,19 @@ impl Store for PostgresStore {
                 .map_err(pg_error)?;
             let settled = Settled::of(requested, None, row.as_ref().map(|r| r.get(0)));
             Ok((settled, Vec::new()))
+        })
+    }
+
+    fn take_answer(&self, ticket: u64, message: &str) -> StoreFuture<'_, Option<String>> {
+        let message = message.to_owned();
+        within(async move {
+            let c = self.client().await?;
+            let row = c
+                .client
+                .query_opt(&c.take_answer, &[&(ticket as i64), &message])
+                .await
+                .map_err(pg_error)?;
+            Ok(row.and_then(|row| row.get(0)))
         })
     }
 

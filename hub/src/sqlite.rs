@@ -160,7 +160,9 @@ fn connect_made(path: &Path, sync: Sync) -> StoreResult<Connection> {
         Sync::Normal => "NORMAL",
     };
     conn.execute_batch(&format!(
-        "PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON;"
+        // secure_delete: a secret's answer, taken once (§24), leaves no bytes behind in the
+        // file's free space.
+        "PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;"
     ))
     .map_err(cannot)?;
     migrate(&conn).map_err(|e| {
@@ -580,6 +582,28 @@ impl Store for SqliteStore {
                     .optional()?,
             };
             Ok(Settled::of(requested, stored.as_deref(), now.as_deref()))
+        })
+    }
+
+    fn take_answer(&self, ticket: u64, message: &str) -> StoreFuture<'_, Option<String>> {
+        let message = message.to_owned();
+        // One writer thread, one transaction: the read and the update are one step.
+        self.run(move |conn| {
+            let answer: Option<Option<String>> = conn
+                .prepare_cached(
+                    "SELECT answer FROM asks WHERE ticket = ?1 AND status = 'answered'",
+                )?
+                .query_row([ticket as i64], |r| r.get(0))
+                .optional()?;
+            let Some(answer) = answer else {
+                return Ok(None);
+            };
+            conn.prepare_cached(
+                "UPDATE asks SET status = 'failed', answer = NULL, message = ?2
+                 WHERE ticket = ?1 AND status = 'answered'",
+            )?
+            .execute(params![ticket as i64, message])?;
+            Ok(answer)
         })
     }
 

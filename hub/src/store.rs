@@ -310,6 +310,11 @@ pub trait Store: Send + Sync + 'static {
     /// by `settlement.at` times out instead ([`Settled::TimedOut`]); a time-out before the
     /// deadline is [`Settled::NotDue`].
     fn settle(&self, ticket: u64, settlement: Settlement) -> StoreFuture<'_, Settled>;
+    /// Takes the answer of an answered ask, once (§24, a secret's one-time delivery): in one
+    /// step, returns its answer and leaves it `failed` with `message` and no answer, so that
+    /// of two callers at once (on one hub or on two sharing the store) only the first gets it.
+    /// `None` when it is not answered (any more), or no such ask.
+    fn take_answer(&self, ticket: u64, message: &str) -> StoreFuture<'_, Option<String>>;
     /// Moves a pending ask's expiry to `max(expires_at, at_least)` unless it has passed by
     /// `now`; the new expiry, or `None` when the ask is not pending, has no deadline or is due.
     fn extend(&self, ticket: u64, at_least: i64, now: i64) -> StoreFuture<'_, Option<i64>>;
