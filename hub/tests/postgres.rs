@@ -1071,3 +1071,76 @@ fn ownership_addressing_and_links_hold_across_hubs() {
         json!({"status": "answered", "answer": {"answers": [{"id": "go", "selected": ["Yes"]}], "respondent": {"id": "alice", "name": "Alice Martin"}}})
     );
 }
+
+/// A secret's answer is delivered once across hubs (§24): of polls on two hubs at once — long
+/// polls waiting when the answer comes, then short ones — exactly one gets it, every other
+/// gets `failed`, and the row keeps no answer.
+#[test]
+fn a_secret_answer_is_delivered_once_across_hubs() {
+    let store = database("uq_secret");
+    let (one, two) = (hub(&store), hub(&store));
+    let http = Http::new();
+    let delivered =
+        json!({"status": "failed", "message": "the secret answer was already delivered"});
+    let ask = r#"{"questions":[{"id":"pw","question":"Password?","input":{"kind":"secret"}}]}"#;
+    let answer = r#"{"answers":[{"id":"pw","selected":[],"value":"hunter2"}]}"#;
+    let answered = json!({"status": "answered", "answer": {"answers": [{"id": "pw", "selected": [], "value": "hunter2"}]}});
+    for wait_ms in [20_000, 0] {
+        let ticket = posted(&http, &one, ask);
+        http.assert_listed(&two, ticket);
+        let polls: Vec<_> = (0..6)
+            .map(|i| {
+                let h = if i % 2 == 0 { &one } else { &two };
+                let request = http
+                    .client
+                    .get(format!(
+                        "http://{}/api/v1/asks/{ticket}?waitMs={wait_ms}",
+                        h.local_addr()
+                    ))
+                    .bearer_auth(TOKEN);
+                async move {
+                    let response = request.send().await.unwrap();
+                    serde_json::from_str::<Value>(&response.text().await.unwrap()).unwrap()
+                }
+            })
+            .collect();
+        let bodies: Vec<Value> = if wait_ms > 0 {
+            let polls: Vec<_> = polls.into_iter().map(|p| http.rt.spawn(p)).collect();
+            std::thread::sleep(Duration::from_millis(300));
+            let (code, value) = http.send(
+                reqwest::Method::POST,
+                &two,
+                &format!("/api/v1/questions/{ticket}/answer"),
+                Some(answer.into()),
+            );
+            assert_eq!(code, StatusCode::OK, "{value}");
+            http.rt.block_on(async {
+                let mut bodies = Vec::new();
+                for p in polls {
+                    bodies.push(p.await.unwrap());
+                }
+                bodies
+            })
+        } else {
+            let (code, value) = http.send(
+                reqwest::Method::POST,
+                &two,
+                &format!("/api/v1/questions/{ticket}/answer"),
+                Some(answer.into()),
+            );
+            assert_eq!(code, StatusCode::OK, "{value}");
+            http.rt.block_on(futures::future::join_all(polls))
+        };
+        let got = bodies.iter().filter(|b| **b == answered).count();
+        let refused = bodies.iter().filter(|b| **b == delivered).count();
+        assert_eq!((got, refused), (1, 5), "waitMs {wait_ms}: {bodies:?}");
+        for h in [&one, &two] {
+            assert_eq!(status(&http, h, ticket, 0), delivered);
+        }
+    }
+    sql(
+        &store,
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM asks WHERE answer IS NOT NULL) THEN \
+         RAISE EXCEPTION 'an answer is still stored'; END IF; END $$",
+    );
+}
