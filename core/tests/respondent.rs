@@ -50,6 +50,14 @@ fn inbox_context() -> (
     (ctx, inbox, reg, heard)
 }
 
+/// The journal's last line, and its keys in order.
+fn last_line(path: &std::path::Path) -> (Value, Vec<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let value: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let keys = value.as_object().unwrap().keys().cloned().collect();
+    (value, keys)
+}
+
 #[test]
 fn an_answer_s_respondent_reaches_the_asker_and_the_resolved_event() {
     let (ctx, inbox, _reg, heard) = inbox_context();
@@ -162,15 +170,7 @@ fn the_journal_records_who_answered_as_by_after_the_outcome() {
         .unwrap();
     inbox.answer(1, answered_by_alice()).unwrap();
     block_on(asking).unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let settled = text.lines().last().unwrap();
-    let value: Value = serde_json::from_str(settled).unwrap();
-    let keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let (value, keys) = last_line(&path);
     assert_eq!(
         keys,
         ["at", "event", "ask", "outcome", "by", "ms", "answer"]
@@ -237,14 +237,7 @@ fn a_cancellation_by_a_person_reaches_the_asker_and_the_journal_as_by() {
     let error = block_on(asking).unwrap_err();
     assert_eq!(error.code(), user_questions::ErrorCode::AskCancelled);
     assert_eq!(error.by(), Some(&alice()));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let value: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    let keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let (value, keys) = last_line(&path);
     assert_eq!(
         keys,
         [

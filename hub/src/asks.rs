@@ -428,6 +428,25 @@ impl Asks {
         Ok(body)
     }
 
+    /// The ask `asker` stored under `key`, when there is one (a re-ask resumes it whatever it
+    /// asks now); else `error`.
+    async fn resume_or(
+        &self,
+        asker: &str,
+        key: Option<&str>,
+        error: ApiError,
+    ) -> std::result::Result<Posted, ApiError> {
+        if let Some(key) = key
+            && let Some(record) = self.store.by_key(asker, key).await.map_err(store_error)?
+        {
+            return Ok(Posted {
+                ticket: record.ticket,
+                new: false,
+            });
+        }
+        Err(error)
+    }
+
     /// `POST /api/v1/asks` by `poster`; `request_id` is its `Idempotency-Key`: a `POST` sent
     /// again with it gets the ask the first one stored.
     pub(crate) async fn post(
@@ -458,38 +477,17 @@ impl Asks {
         let (request, agent_id) = match checked {
             Ok(checked) => checked,
             Err(error) => {
-                if let Some(Value::String(key)) = value.get("key")
-                    && let Some(record) = self
-                        .store
-                        .by_key(&poster.asker, key)
-                        .await
-                        .map_err(store_error)?
-                {
-                    return Ok(Posted {
-                        ticket: record.ticket,
-                        new: false,
-                    });
-                }
-                return Err(error.into());
+                let key = value.get("key").and_then(Value::as_str);
+                return self.resume_or(&poster.asker, key, error.into()).await;
             }
         };
         let to = match poster.address(request.to.as_deref()) {
             Ok(to) => to,
             // A known key resumes its ask whatever it is addressed to now.
             Err(error) => {
-                if let Some(key) = &request.key
-                    && let Some(record) = self
-                        .store
-                        .by_key(&poster.asker, key)
-                        .await
-                        .map_err(store_error)?
-                {
-                    return Ok(Posted {
-                        ticket: record.ticket,
-                        new: false,
-                    });
-                }
-                return Err(error);
+                return self
+                    .resume_or(&poster.asker, request.key.as_deref(), error)
+                    .await;
             }
         };
         let timeout_ms = request

@@ -507,26 +507,33 @@ fn a_remote_provider_with_an_asker_s_token_gets_the_answer_and_its_respondent() 
     let ctx = Context::new();
     let remote = RemoteProvider::new(&f.base, CI).unwrap();
     let _registration = ctx.user_questions().register_provider(remote).unwrap();
-    let mut question = AskUserQuestionItem::new("go", "Proceed?");
-    question.options = Some(vec![
-        user_questions::AskUserQuestionOption::new("Yes".to_owned(), None),
-        user_questions::AskUserQuestionOption::new("No".to_owned(), None),
-    ]);
-    let asking = ctx
-        .user_questions()
-        .start(AskUserQuestionRequest::new(vec![question]))
-        .unwrap();
-    let deadline = std::time::Instant::now() + PATIENCE;
-    let ticket = loop {
-        if let Some(&ticket) = f.listed(ALICE).first() {
-            break ticket;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the ask reached the hub"
+    // Asks one question with these labels; its ticket once alice sees it.
+    let ask = |id: &str, labels: &[&str]| {
+        let mut question = AskUserQuestionItem::new(id, format!("{id}?"));
+        question.options = Some(
+            labels
+                .iter()
+                .map(|l| user_questions::AskUserQuestionOption::new((*l).to_owned(), None))
+                .collect(),
         );
-        std::thread::sleep(Duration::from_millis(20));
+        let asking = ctx
+            .user_questions()
+            .start(AskUserQuestionRequest::new(vec![question]))
+            .unwrap();
+        let deadline = std::time::Instant::now() + PATIENCE;
+        let ticket = loop {
+            if let Some(&ticket) = f.listed(ALICE).first() {
+                break ticket;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the ask reached the hub"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        (asking, ticket)
     };
+    let (asking, ticket) = ask("go", &["Yes", "No"]);
     let (status, _) = f.call(
         Method::POST,
         &format!("/api/v1/questions/{ticket}/answer"),
@@ -541,26 +548,7 @@ fn a_remote_provider_with_an_asker_s_token_gets_the_answer_and_its_respondent() 
     );
     assert_eq!(answer.answers[0].selected, ["Yes"]);
     // A cancellation by a person reaches the asker with who it was.
-    let mut question = AskUserQuestionItem::new("again", "Proceed again?");
-    question.options = Some(vec![user_questions::AskUserQuestionOption::new(
-        "Yes".to_owned(),
-        None,
-    )]);
-    let asking = ctx
-        .user_questions()
-        .start(AskUserQuestionRequest::new(vec![question]))
-        .unwrap();
-    let deadline = std::time::Instant::now() + PATIENCE;
-    let ticket = loop {
-        if let Some(&ticket) = f.listed(ALICE).first() {
-            break ticket;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the ask reached the hub"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (asking, ticket) = ask("again", &["Yes"]);
     let (status, _) = f.call(
         Method::POST,
         &format!("/api/v1/questions/{ticket}/cancel"),
