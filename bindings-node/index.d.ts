@@ -8,6 +8,50 @@
 export interface AskUserQuestionOption {
   label: string
   description?: string
+  /** Shown as preformatted text when the option is focused (§24); a unified diff is coloured. */
+  preview?: string
+}
+
+/** The kinds of typed value a question may ask for (§24). */
+export type AskUserQuestionInputKind =
+  | 'text'
+  | 'number'
+  | 'integer'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'email'
+  | 'url'
+  | 'secret'
+  | 'file'
+
+/** A typed value asked for instead of options (§24); each constraint belongs to some kinds. */
+export interface AskUserQuestionInput {
+  kind: AskUserQuestionInputKind
+  /** text, secret: lengths in characters. */
+  minLength?: number
+  maxLength?: number
+  /** text, secret: several lines. */
+  multiline?: boolean
+  /** number, integer: numbers; date, datetime: ISO strings. */
+  minimum?: number | string
+  maximum?: number | string
+  /** file: media types (`image/*` admits every image type). */
+  accept?: string[]
+  /** file: at most this many bytes (≤ 4 MiB; default 1 MiB). */
+  maxBytes?: number
+  /** A value that fits; not for secret or file. */
+  default?: string | number | boolean
+}
+
+/** A file given as an answer's value (§24): `data` is standard, padded base64. */
+export interface FileValue {
+  name: string
+  mediaType: string
+  size: number
+  /** Lowercase hex SHA-256 of the decoded bytes. */
+  sha256: string
+  data: string
 }
 
 /** A presentation intent; the known kind is `"plan-review"`. */
@@ -27,6 +71,8 @@ export interface AskUserQuestionItem {
   options?: AskUserQuestionOption[]
   multiSelect?: boolean
   intent?: AskUserQuestionIntent
+  /** A typed value instead of options (§24). */
+  input?: AskUserQuestionInput
 }
 
 /** The answer to one question; a skipped question is `{ id, selected: [] }`. */
@@ -34,6 +80,8 @@ export interface AskUserQuestionAnswerItem {
   id: string
   selected: string[]
   custom?: string
+  /** The typed value of a question with `input` (§24); a file's is a `FileValue`. */
+  value?: string | number | boolean | FileValue
 }
 
 /** Who answered (§23): the person a server knew. `name` is the id when none was given. */

@@ -146,10 +146,32 @@ def test_the_typed_dicts_have_the_wire_keys_the_core_produces() -> None:
         "intent": {"kind": "plan-review", "approve": "Yes"},
     }
     assert uq.Item.__required_keys__ == {"id", "question"}
-    assert uq.Item.__optional_keys__ == set(full) - {"id", "question"}
+    # `input` (§24) never comes with options: its own question below.
+    assert uq.Item.__optional_keys__ == set(full) - {"id", "question"} | {"input"}
     assert uq.Option.__required_keys__ == {"label"}
+    assert uq.Option.__optional_keys__ == {"description", "preview"}
     assert uq.Intent.__required_keys__ == {"kind", "approve"}
-    assert uq.AnswerItem.__optional_keys__ == {"custom"}
+    assert uq.AnswerItem.__optional_keys__ == {"custom", "value"}
+    typed: uq.Item = {
+        "id": "port",
+        "question": "Port?",
+        "input": {"kind": "integer", "minimum": 1, "maximum": 65535, "default": 8080},
+    }
+    assert uq.Input.__required_keys__ == {"kind"}
+    assert set(typed["input"]) <= uq.Input.__required_keys__ | uq.Input.__optional_keys__
+    assert set(typing.get_args(uq.InputKind)) == {
+        "text",
+        "number",
+        "integer",
+        "boolean",
+        "date",
+        "datetime",
+        "email",
+        "url",
+        "secret",
+        "file",
+    }
+    assert uq.FileValue.__required_keys__ == {"name", "mediaType", "size", "sha256", "data"}
 
     with uq.Context() as ctx:
         inbox = uq.QuestionInbox()

@@ -13,7 +13,10 @@ __all__ = [
     "CodeName",
     "Decision",
     "ExtendedEvent",
+    "FileValue",
     "InboxEvent",
+    "Input",
+    "InputKind",
     "Intent",
     "Item",
     "Option",
@@ -67,9 +70,47 @@ class _OptionRequired(TypedDict):
 
 
 class Option(_OptionRequired, total=False):
-    """``{"label", "description"?}``."""
+    """``{"label", "description"?, "preview"?}``: ``preview`` is shown as preformatted text when
+    the option is focused (§24; a unified diff is coloured)."""
 
     description: str
+    preview: str
+
+
+#: The kinds of typed value a question may ask for (§24).
+InputKind = Literal[
+    "text", "number", "integer", "boolean", "date", "datetime", "email", "url", "secret", "file"
+]
+
+
+class _InputRequired(TypedDict):
+    kind: InputKind
+
+
+class Input(_InputRequired, total=False):
+    """A typed value asked for instead of options (§24): lengths and ``multiline`` for text and
+    secret, ``minimum``/``maximum`` for numbers (ISO strings for dates), ``accept`` and
+    ``maxBytes`` for files, a ``default`` that fits (not for secret or file)."""
+
+    minLength: int
+    maxLength: int
+    multiline: bool
+    minimum: Union[int, float, str]
+    maximum: Union[int, float, str]
+    accept: List[str]
+    maxBytes: int
+    default: Union[str, int, float, bool]
+
+
+class FileValue(TypedDict):
+    """A file given as an answer's value (§24): ``data`` is standard, padded base64 and
+    ``sha256`` the lowercase hex digest of the decoded bytes."""
+
+    name: str
+    mediaType: str
+    size: int
+    sha256: str
+    data: str
 
 
 class Intent(TypedDict):
@@ -93,6 +134,7 @@ class Item(_ItemRequired, total=False):
     options: List[Option]
     multiSelect: bool
     intent: Intent
+    input: Input
 
 
 class _AnswerItemRequired(TypedDict):
@@ -101,9 +143,11 @@ class _AnswerItemRequired(TypedDict):
 
 
 class AnswerItem(_AnswerItemRequired, total=False):
-    """``{"id", "selected", "custom"?}``."""
+    """``{"id", "selected", "custom"?, "value"?}``: ``value`` answers a question with ``input``
+    (§24; a file's is a :class:`FileValue`)."""
 
     custom: str
+    value: Union[str, int, float, bool, FileValue]
 
 
 class Respondent(TypedDict):
