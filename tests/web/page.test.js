@@ -1183,3 +1183,265 @@ describe('the question page with an access file (§23)', () => {
     }
   });
 });
+
+describe('the question page with typed inputs and previews (§24)', () => {
+  const KINDS = [
+    { id: 'title', question: 'Title of the release?', input: { kind: 'text', minLength: 3, maxLength: 40 } },
+    { id: 'notes', question: 'Release notes?', input: { kind: 'text', multiline: true } },
+    { id: 'ratio', question: 'Sampling ratio?', input: { kind: 'number', minimum: 0, maximum: 1 } },
+    { id: 'replicas', question: 'How many replicas?', input: { kind: 'integer', minimum: 1, maximum: 10, default: 3 } },
+    { id: 'canary', question: 'Start with a canary?', input: { kind: 'boolean' } },
+    { id: 'day', question: 'Release day?', input: { kind: 'date', minimum: '2026-01-01' } },
+    { id: 'window', question: 'Maintenance window starts at?', input: { kind: 'datetime' } },
+    { id: 'owner', question: 'Owner email?', input: { kind: 'email' } },
+    { id: 'dashboard', question: 'Dashboard URL?', input: { kind: 'url' } },
+    { id: 'token', question: 'Deploy token?', input: { kind: 'secret', minLength: 4 } },
+    { id: 'logo', question: 'Logo for the release page?', input: { kind: 'file', accept: ['image/png', 'text/*'], maxBytes: 4096 } },
+  ];
+  const field = (b, qi) => b.locator('fieldset.question').nth(qi);
+
+  it('answers a question of every kind through its own field, a file and a secret included', async () => {
+    const { context, page } = await open(browser, server, { timezoneId: 'Europe/Berlin' });
+    const name = fresh('kinds');
+    server.ask(name, { questions: KINDS });
+    const b = batch(page, await ticketOf(page, KINDS[0].question));
+    const types = await b.locator('.value-input').evaluateAll((list) => list.map((e) => (e.tagName === 'TEXTAREA' ? 'textarea' : e.type)));
+    assert.deepEqual(types, ['text', 'textarea', 'number', 'number', 'date', 'datetime-local', 'email', 'url', 'password', 'file']);
+    // Each field is labelled, and the secret's field masks it.
+    assert.equal(await b.getByLabel('Your answer (leave empty to skip)').count(), 9);
+    assert.equal(await field(b, 9).locator('input').getAttribute('type'), 'password');
+    assert.equal(await field(b, 9).locator('input').getAttribute('autocomplete'), 'off');
+    assert.equal(await field(b, 3).locator('input').getAttribute('step'), '1');
+    assert.equal(await field(b, 3).locator('input').getAttribute('max'), '10');
+    assert.equal(await field(b, 10).locator('input').getAttribute('accept'), 'image/png,text/*');
+    // The default is filled in.
+    assert.equal(await field(b, 3).locator('input').inputValue(), '3');
+    assert.equal(await field(b, 4).getByRole('radio').count(), 3, 'Yes, No, Skip');
+
+    await field(b, 0).locator('input').fill('Aurora');
+    await field(b, 1).locator('textarea').fill('Faster builds.\nFewer flakes.');
+    await field(b, 2).locator('input').fill('0.25');
+    await field(b, 3).locator('input').fill('5');
+    await field(b, 4).getByLabel('Yes', { exact: true }).check();
+    await field(b, 5).locator('input').fill('2026-12-24');
+    await field(b, 6).locator('input').fill('2026-12-07T10:00');
+    await field(b, 7).locator('input').fill('ops@example.com');
+    await field(b, 8).locator('input').fill('https://grafana.example.com/d/1');
+    await field(b, 9).locator('input').fill('s3cr3t-token');
+    const bytes = Buffer.from('release logo placeholder\n');
+    await field(b, 10).locator('input').setInputFiles({ name: 'logo.txt', mimeType: 'text/plain', buffer: bytes });
+    await shot(page, 'typed-inputs');
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    const { answer } = await server.result(name);
+    assert.deepEqual(answer, {
+      answers: [
+        { id: 'title', selected: [], value: 'Aurora' },
+        { id: 'notes', selected: [], value: 'Faster builds.\nFewer flakes.' },
+        { id: 'ratio', selected: [], value: 0.25 },
+        { id: 'replicas', selected: [], value: 5 },
+        { id: 'canary', selected: [], value: true },
+        { id: 'day', selected: [], value: '2026-12-24' },
+        { id: 'window', selected: [], value: '2026-12-07T10:00:00+01:00' },
+        { id: 'owner', selected: [], value: 'ops@example.com' },
+        { id: 'dashboard', selected: [], value: 'https://grafana.example.com/d/1' },
+        { id: 'token', selected: [], value: 's3cr3t-token' },
+        {
+          id: 'logo',
+          selected: [],
+          value: {
+            name: 'logo.txt',
+            mediaType: 'text/plain',
+            size: bytes.length,
+            sha256: createHash('sha256').update(bytes).digest('hex'),
+            data: bytes.toString('base64'),
+          },
+        },
+      ],
+    });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('skips an empty field and sends a default as it was filled in', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('defaults');
+    const questions = [
+      KINDS[3],
+      { id: 'when', question: 'Which day?', input: { kind: 'date', default: '2026-12-08' } },
+      { id: 'ok', question: 'Ship it?', input: { kind: 'boolean', default: false } },
+      KINDS[0],
+      KINDS[10],
+    ];
+    server.ask(name, { questions });
+    const b = batch(page, await ticketOf(page, 'Which day?'));
+    assert.equal(await field(b, 1).locator('input').inputValue(), '2026-12-08');
+    assert.equal(await field(b, 2).getByLabel('No', { exact: true }).isChecked(), true);
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.deepEqual((await server.result(name)).answer, {
+      answers: [
+        { id: 'replicas', selected: [], value: 3 },
+        { id: 'when', selected: [], value: '2026-12-08' },
+        { id: 'ok', selected: [], value: false },
+        { id: 'title', selected: [] },
+        { id: 'logo', selected: [] },
+      ],
+    });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('says next to its field why a value does not fit, before sending and when the server refuses it', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('refused');
+    server.ask(name, { questions: [KINDS[0], KINDS[3], KINDS[10]] });
+    const b = batch(page, await ticketOf(page, KINDS[3].question));
+    const replicas = field(b, 1).locator('input');
+    await replicas.fill('11');
+    await field(b, 0).locator('input').fill('Aurora');
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.equal(await field(b, 1).locator('.field-error').textContent(), 'Must be at most 10.');
+    assert.equal(await replicas.getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement.id), await replicas.getAttribute('id'), 'the field has the focus');
+    assert.match(await replicas.getAttribute('aria-describedby'), /-error/);
+    assert.equal(await field(b, 0).locator('.field-error').isVisible(), false, 'only the field that does not fit');
+    // A file too large and one of a type not accepted are refused before sending.
+    await replicas.fill('4');
+    assert.equal(await field(b, 1).locator('.field-error').isVisible(), false, 'typing clears the message');
+    const logo = field(b, 2).locator('input');
+    await logo.setInputFiles({ name: 'big.png', mimeType: 'image/png', buffer: Buffer.alloc(5000) });
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.match(await field(b, 2).locator('.field-error').textContent(), /at most 4 KiB/);
+    await logo.setInputFiles({ name: 'a.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF') });
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.match(await field(b, 2).locator('.field-error').textContent(), /application\/pdf; choose one of image\/png, text\/\*/);
+    await shot(page, 'typed-refused-client');
+    assert.equal(server.settled(name), false);
+    await logo.setInputFiles([]);
+    // The server decides: a value changed on its way (as a page of another version might send
+    // it) is refused, and its message is shown next to the field of the question it names.
+    await page.route('**/answer', (route) => {
+      const body = JSON.parse(route.request().postData());
+      body.answers[1].value = 12;
+      route.continue({ postData: JSON.stringify(body) });
+    });
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    await field(b, 1).locator('.field-error').filter({ hasText: 'Not accepted' }).waitFor();
+    assert.equal(await field(b, 1).locator('.field-error').textContent(), 'Not accepted: question replicas value must be at most 10');
+    assert.equal(await b.locator('p.error').textContent(), 'Check the answer marked above.');
+    assert.equal(await page.evaluate(() => document.activeElement.id), await replicas.getAttribute('id'));
+    await shot(page, 'typed-refused-server');
+    await page.unroute('**/answer');
+    await b.getByRole('button', { name: 'Submit answers' }).click();
+    assert.deepEqual((await server.result(name)).answer, {
+      answers: [
+        { id: 'title', selected: [], value: 'Aurora' },
+        { id: 'replicas', selected: [], value: 4 },
+        { id: 'logo', selected: [] },
+      ],
+    });
+    // The only problem: the refusal's 422, which the browser logs.
+    assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors');
+    await context.close();
+  });
+
+  it('answers an input question with the keyboard alone', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('input-keys');
+    server.ask(name, { questions: [KINDS[3], KINDS[4]] });
+    const b = batch(page, await ticketOf(page, KINDS[3].question));
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.type), 'number');
+    await page.keyboard.press('ArrowUp'); // 3 → 4
+    await page.keyboard.press('Tab'); // Yes
+    await page.keyboard.press('ArrowDown'); // No
+    await page.keyboard.press('ArrowUp'); // Yes
+    await page.keyboard.press('Tab'); // Submit
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Submit answers');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await server.result(name)).answer, {
+      answers: [
+        { id: 'replicas', selected: [], value: 4 },
+        { id: 'canary', selected: [], value: true },
+      ],
+    });
+    await b.waitFor({ state: 'detached' });
+    noProblems(page);
+    await context.close();
+  });
+
+  const DIFF = `--- a/src/config.rs
++++ b/src/config.rs
+@@ -1,3 +1,3 @@
+ pub struct Config {
+-    retries: u8,
++    retries: u32,
+ }`;
+  const PREVIEWED = {
+    id: 'change',
+    question: 'Which change should I make?',
+    options: [
+      { label: 'Widen the field (Recommended)', description: 'Fewer overflows.', preview: DIFF },
+      { label: 'Document the limit', preview: '# Limits\n\n<b>retries</b> is at most 255.' },
+      { label: 'Leave it' },
+    ],
+  };
+
+  it('shows the focused or selected option’s preview as text, a diff with its added and removed lines coloured', async () => {
+    const { context, page } = await open(browser, server);
+    const name = fresh('preview');
+    server.ask(name, { questions: [PREVIEWED] });
+    const b = batch(page, await ticketOf(page, PREVIEWED.question));
+    const pre = b.locator('pre.preview');
+    assert.equal(await pre.isVisible(), false, 'nothing to preview yet');
+    await b.getByLabel('Document the limit', { exact: true }).focus();
+    assert.equal(await pre.textContent(), PREVIEWED.options[1].preview, 'markdown as text');
+    assert.equal(await pre.locator('b').count(), 0, 'never HTML');
+    assert.equal(await b.locator('.preview-title').textContent(), 'Preview of Document the limit');
+    await b.getByLabel('Widen the field Recommended', { exact: true }).check();
+    assert.equal(await pre.textContent(), DIFF);
+    assert.deepEqual(await pre.locator('.diff-add').allTextContents(), ['+    retries: u32,']);
+    assert.deepEqual(await pre.locator('.diff-del').allTextContents(), ['-    retries: u8,']);
+    assert.deepEqual(await pre.locator('.diff-hunk').allTextContents(), ['@@ -1,3 +1,3 @@']);
+    const [add, del] = await page.evaluate(() => ['.diff-add', '.diff-del'].map((s) => getComputedStyle(document.querySelector(s)).backgroundColor));
+    assert.notEqual(add, del);
+    assert.notEqual(add, 'rgba(0, 0, 0, 0)');
+    await shot(page, 'preview-diff');
+    // An option without a preview, focused, leaves the selected one's; chosen, hides it.
+    await b.getByLabel('Leave it', { exact: true }).focus();
+    assert.equal(await pre.textContent(), DIFF);
+    await b.getByLabel('Leave it', { exact: true }).check();
+    assert.equal(await pre.isVisible(), false);
+    await b.getByLabel('Document the limit', { exact: true }).focus();
+    assert.equal(await pre.textContent(), PREVIEWED.options[1].preview);
+    await b.getByRole('button', { name: 'Submit answer' }).focus();
+    assert.equal(await pre.isVisible(), false, 'focus gone, the selection has none');
+    await b.getByLabel('Widen the field Recommended', { exact: true }).check();
+    await b.getByRole('button', { name: 'Submit answer' }).focus();
+    assert.equal(await pre.textContent(), DIFF, 'focus gone, the selected option\'s');
+    await b.getByRole('button', { name: 'Submit answer' }).click();
+    assert.deepEqual((await server.result(name)).answer, { answers: [{ id: 'change', selected: ['Widen the field (Recommended)'] }] });
+    noProblems(page);
+    await context.close();
+  });
+
+  it('fits typed fields and a diff preview on a 390 px phone screen, light and dark', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const { context, page } = await open(browser, server, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, colorScheme });
+      const name = fresh('typed-phone');
+      const long = { ...PREVIEWED, options: [{ ...PREVIEWED.options[0], preview: `${DIFF}\n+${'z'.repeat(200)}` }, ...PREVIEWED.options.slice(1)] };
+      server.ask(name, { questions: [KINDS[0], KINDS[3], KINDS[4], KINDS[6], KINDS[9], KINDS[10], long] });
+      const b = batch(page, await ticketOf(page, KINDS[0].question));
+      await b.getByLabel('Widen the field Recommended', { exact: true }).check();
+      await field(b, 1).locator('input').fill('11');
+      await b.getByRole('button', { name: 'Submit answers' }).click();
+      await field(b, 1).locator('.field-error').waitFor();
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.body.scrollWidth]);
+      assert.ok(widths.every((w) => w <= 390), `no horizontal scroll (${widths}) in ${colorScheme}`);
+      await shot(page, `typed-phone-${colorScheme}`);
+      await b.getByRole('button', { name: `Dismiss question ${await b.getAttribute('data-ticket')} without answering` }).click();
+      assert.equal((await server.result(name)).error.code, 'ASK_CANCELLED');
+      noProblems(page);
+      await context.close();
+    }
+  });
+});

@@ -118,6 +118,380 @@ function tick() {
   for (const b of batches.values()) showCountdown(b, now);
 }
 
+// ---- typed inputs and previews (§24) -----------------------------------------------------------
+
+/** The `<input type>` of each input kind (boolean has Yes/No radios; multiline text a textarea). */
+const INPUT_TYPES = {
+  text: 'text',
+  number: 'number',
+  integer: 'number',
+  date: 'date',
+  datetime: 'datetime-local',
+  email: 'email',
+  url: 'url',
+  secret: 'password',
+  file: 'file',
+};
+/** A file's size limit when the input gives no `maxBytes` (the core's DEFAULT_MAX_BYTES). */
+const DEFAULT_MAX_BYTES = 1048576;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+function hasInput(q) {
+  return !!(q.input && typeof q.input === 'object' && (Object.hasOwn(INPUT_TYPES, q.input.kind) || q.input.kind === 'boolean'));
+}
+
+function formatBytes(n) {
+  if (n >= 1048576 && n % 1048576 === 0) return `${n / 1048576} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
+/** A local `YYYY-MM-DDTHH:MM[:SS]` for `datetime-local` from an RFC 3339 date-time, or ''. */
+function toLocalInput(rfc3339) {
+  const d = new Date(rfc3339);
+  if (typeof rfc3339 !== 'string' || Number.isNaN(d.getTime())) return '';
+  const two = (x) => String(x).padStart(2, '0');
+  const date = `${String(d.getFullYear()).padStart(4, '0')}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  const seconds = d.getSeconds() !== 0 ? `:${two(d.getSeconds())}` : '';
+  return `${date}T${two(d.getHours())}:${two(d.getMinutes())}${seconds}`;
+}
+
+/** RFC 3339 with this browser's offset from a `datetime-local` value: `2026-12-07T10:00:00+01:00`. */
+function toRfc3339(local) {
+  const d = new Date(local);
+  if (Number.isNaN(d.getTime())) return null;
+  const full = local.length === 16 ? `${local}:00` : local;
+  const offset = -d.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return `${full}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** What the field asks for, in words (its bounds as the request gave them). */
+function inputHint(input) {
+  const { kind, minimum: min, maximum: max, minLength, maxLength } = input;
+  const range = (from, to, lo, hi) => (from !== undefined && to !== undefined ? `, ${lo} ${from} and ${hi} ${to}` : from !== undefined ? `, ${lo} ${from}` : to !== undefined ? `, ${hi} ${to}` : '');
+  switch (kind) {
+    case 'text':
+    case 'secret': {
+      const what = kind === 'secret' ? 'Hidden as you type' : 'Text';
+      const len = minLength !== undefined && maxLength !== undefined ? `, ${minLength} to ${maxLength} characters` : minLength !== undefined ? `, at least ${minLength} characters` : maxLength !== undefined ? `, at most ${maxLength} characters` : '';
+      return `${what}${len}.`;
+    }
+    case 'number':
+      return `A number${range(min, max, 'at least', 'at most')}.`;
+    case 'integer':
+      return `A whole number${range(min, max, 'at least', 'at most')}.`;
+    case 'boolean':
+      return 'Yes or no.';
+    case 'date':
+      return `A date${range(min, max, 'on or after', 'on or before')}.`;
+    case 'datetime':
+      return `A date and time in your time zone${range(min, max, 'at or after', 'at or before')}.`;
+    case 'email':
+      return 'An email address.';
+    case 'url':
+      return 'A web address (http or https).';
+    case 'file': {
+      const types = Array.isArray(input.accept) ? ` (${input.accept.join(', ')})` : '';
+      return `A file${types} of at most ${formatBytes(input.maxBytes ?? DEFAULT_MAX_BYTES)}.`;
+    }
+    default:
+      return '';
+  }
+}
+
+/** The control of a question with `input`: a labelled field, its hint, and its error line. */
+function renderInput(fieldset, q, base) {
+  const input = q.input;
+  const kind = input.kind;
+  const id = `${base}-value`;
+  const hintId = `${base}-hint`;
+  const errorId = `${base}-error`;
+  const described = `${hintId} ${errorId}`;
+  const box = el('div', { class: `options input-field kind-${kind}`, role: kind === 'boolean' ? 'radiogroup' : 'group', 'aria-labelledby': `${base}-legend` });
+  const hint = el('p', { class: 'hint', id: hintId, text: inputHint(input) });
+  const error = el('p', { class: 'field-error', id: errorId });
+  if (kind === 'boolean') {
+    const name = `${base}-choice`;
+    for (const [text, value] of [['Yes', 'true'], ['No', 'false'], ['Skip', '']]) {
+      const oid = `${base}-${value || 'skip'}`;
+      const radio = el('input', { type: 'radio', name, id: oid, 'data-value': value, 'aria-describedby': described });
+      if (input.default === (value === 'true') && value !== '') radio.checked = true;
+      const label = el('label', { for: oid, class: 'option-label' }, el('span', { class: 'label', text }));
+      box.append(el('div', { class: `option${value === '' ? ' skip' : ''}` }, radio, el('div', { class: 'option-body' }, label)));
+    }
+    box.addEventListener('change', () => clearFieldError(fieldset));
+    fieldset.append(box, hint, error);
+    return;
+  }
+  const props = { id, class: 'value-input', 'aria-describedby': described, 'data-kind': kind };
+  let control;
+  if (kind === 'text' && input.multiline === true) {
+    control = el('textarea', { ...props, rows: 4 });
+  } else {
+    control = el('input', { ...props, type: INPUT_TYPES[kind] });
+  }
+  if (kind !== 'file') control.setAttribute('autocomplete', 'off');
+  if (kind === 'integer') control.setAttribute('step', '1');
+  if (kind === 'number') control.setAttribute('step', 'any');
+  if (kind === 'integer' || kind === 'number' || kind === 'date') {
+    if (input.minimum !== undefined) control.setAttribute('min', String(input.minimum));
+    if (input.maximum !== undefined) control.setAttribute('max', String(input.maximum));
+  }
+  if (kind === 'datetime') {
+    const lo = toLocalInput(input.minimum);
+    const hi = toLocalInput(input.maximum);
+    if (lo) control.setAttribute('min', lo);
+    if (hi) control.setAttribute('max', hi);
+    control.setAttribute('step', '1');
+  }
+  if (kind === 'integer' || kind === 'number') control.setAttribute('inputmode', kind === 'integer' ? 'numeric' : 'decimal');
+  if (kind === 'file' && Array.isArray(input.accept)) control.setAttribute('accept', input.accept.join(','));
+  if (input.default !== undefined && input.default !== null && kind !== 'file' && kind !== 'secret') {
+    control.value = kind === 'datetime' ? toLocalInput(input.default) : String(input.default);
+  }
+  control.addEventListener('input', () => clearFieldError(fieldset));
+  control.addEventListener('change', () => clearFieldError(fieldset));
+  const labelText = kind === 'file' ? 'Choose a file (or none to skip)' : 'Your answer (leave empty to skip)';
+  box.append(el('label', { for: id, class: 'free-label', text: labelText }), control);
+  fieldset.append(box, hint, error);
+}
+
+function fieldErrorOf(fieldset) {
+  return fieldset.querySelector('.field-error');
+}
+
+/** Shows `message` next to the field of a question with `input`; returns its control. */
+function showFieldError(fieldset, message) {
+  const error = fieldErrorOf(fieldset);
+  if (error) error.textContent = message;
+  const controls = [...fieldset.querySelectorAll('.value-input, .input-field input[type=radio]')];
+  for (const c of controls) c.setAttribute('aria-invalid', 'true');
+  fieldset.classList.add('invalid');
+  return controls.find((c) => c.checked) || controls[0];
+}
+
+function clearFieldError(fieldset) {
+  const error = fieldErrorOf(fieldset);
+  if (!error || error.textContent === '') return;
+  error.textContent = '';
+  for (const c of fieldset.querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid');
+  fieldset.classList.remove('invalid');
+}
+
+/** Whether `accept` (media ranges) admits `mediaType`, as the core compares them. */
+function accepts(accept, mediaType) {
+  const bare = (t) => t.split(';')[0].trim().toLowerCase();
+  const [type, sub] = bare(mediaType).split('/');
+  return accept.some((range) => {
+    const [rt, rs] = bare(range).split('/');
+    return (rt === '*' && rs === '*') || (rt === type && (rs === '*' || rs === sub));
+  });
+}
+
+function isHttpUrl(s) {
+  if (/[\s\p{Cc}]/u.test(s)) return false;
+  const m = /^([^:/?#]+):\/\/(.*)$/s.exec(s);
+  if (!m || !/^https?$/i.test(m[1])) return false;
+  const authority = m[2].split(/[/?#]/)[0];
+  const at = authority.lastIndexOf('@');
+  const hostPort = at >= 0 ? authority.slice(at + 1) : authority;
+  let host;
+  let port = null;
+  if (hostPort.startsWith('[')) {
+    const close = hostPort.indexOf(']');
+    if (close <= 1) return false;
+    host = hostPort.slice(1, close);
+    const after = hostPort.slice(close + 1);
+    if (after !== '') {
+      if (!after.startsWith(':')) return false;
+      port = after.slice(1);
+    }
+  } else {
+    const colon = hostPort.indexOf(':');
+    host = colon >= 0 ? hostPort.slice(0, colon) : hostPort;
+    port = colon >= 0 ? hostPort.slice(colon + 1) : null;
+  }
+  return host !== '' && (port === null || /^[0-9]*$/.test(port));
+}
+
+function base64(bytes) {
+  let binary = '';
+  const CHUNK = 0x8000;
+  for (let i = 0; i < bytes.length; i += CHUNK) binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  return btoa(binary);
+}
+
+/** Reads a file into a FileValue (§24), or returns { message } when it cannot. */
+async function fileValue(input, file) {
+  const limit = input.maxBytes ?? DEFAULT_MAX_BYTES;
+  const mediaType = file.type || 'application/octet-stream';
+  if (Array.isArray(input.accept) && !accepts(input.accept, mediaType)) {
+    return { message: `This file is ${mediaType}; choose one of ${input.accept.join(', ')}.` };
+  }
+  if (file.size > limit) return { message: `This file has ${file.size} bytes; it must be at most ${formatBytes(limit)}.` };
+  // crypto.subtle exists only in a secure context: https, or http on this computer
+  // (127.0.0.1, localhost). Plain http from another host cannot hash the file.
+  if (!window.isSecureContext || !crypto.subtle) {
+    return {
+      message:
+        'This page cannot send a file over plain http from another computer (the browser hashes files only on https or on this computer). Open the page over https, or on the computer that asks.',
+    };
+  }
+  let bytes;
+  try {
+    bytes = new Uint8Array(await file.arrayBuffer());
+  } catch {
+    return { message: 'Could not read this file. Choose it again.' };
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  const sha256 = [...digest].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return { value: { name: file.name, mediaType, size: bytes.length, sha256, data: base64(bytes) } };
+}
+
+/**
+ * Reads the field of a question with `input`: { skip: true } when empty, { value } when it fits,
+ * { message } otherwise. The checks mirror the core's (§24) for a quick message; the server
+ * decides.
+ */
+async function readInput(q, fieldset) {
+  const input = q.input;
+  const kind = input.kind;
+  if (kind === 'boolean') {
+    const chosen = fieldset.querySelector('.input-field input[type=radio]:checked');
+    if (!chosen || chosen.dataset.value === '') return { skip: true };
+    return { value: chosen.dataset.value === 'true' };
+  }
+  const control = fieldset.querySelector('.value-input');
+  if (kind === 'file') {
+    const file = control.files && control.files[0];
+    return file ? fileValue(input, file) : { skip: true };
+  }
+  const raw = control.value;
+  if (raw === '') {
+    if (control.validity && control.validity.badInput) {
+      return { message: kind === 'number' || kind === 'integer' ? 'Must be a number.' : 'Must be complete, or left empty to skip.' };
+    }
+    return { skip: true };
+  }
+  const bounds = (value, cmp, above, below) => {
+    if (input.minimum !== undefined && cmp(value, input.minimum) < 0) return { message: `Must be ${above} ${input.minimum}.` };
+    if (input.maximum !== undefined && cmp(value, input.maximum) > 0) return { message: `Must be ${below} ${input.maximum}.` };
+    return null;
+  };
+  switch (kind) {
+    case 'text':
+    case 'secret': {
+      const length = [...raw].length;
+      if (input.minLength !== undefined && length < input.minLength) return { message: `Must be at least ${input.minLength} characters long.` };
+      if (input.maxLength !== undefined && length > input.maxLength) return { message: `Must be at most ${input.maxLength} characters long.` };
+      return { value: raw };
+    }
+    case 'number':
+    case 'integer': {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) return { message: 'Must be a number.' };
+      if (kind === 'integer' && !Number.isInteger(n)) return { message: 'Must be a whole number.' };
+      if (kind === 'integer' && Math.abs(n) > MAX_SAFE) return { message: `Must be a whole number between -${MAX_SAFE} and ${MAX_SAFE}.` };
+      return bounds(n, (a, b) => a - b, 'at least', 'at most') || { value: n };
+    }
+    case 'date':
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(raw)) return { message: 'Must be a date as YYYY-MM-DD.' };
+      return bounds(raw, (a, b) => (a < b ? -1 : a > b ? 1 : 0), 'on or after', 'on or before') || { value: raw };
+    case 'datetime': {
+      const value = toRfc3339(raw);
+      if (value === null) return { message: 'Must be a date and time.' };
+      const at = Date.parse(value);
+      return bounds(at, (a, b) => a - Date.parse(b), 'at or after', 'at or before') || { value };
+    }
+    case 'email': {
+      const parts = raw.split('@');
+      if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return { message: 'Must be an email address: one @ between non-empty parts.' };
+      return { value: raw };
+    }
+    case 'url':
+      return isHttpUrl(raw) ? { value: raw } : { message: 'Must be an absolute http or https address (http://… or https://…).' };
+    default:
+      return { value: raw };
+  }
+}
+
+/** Whether `text` is a unified diff: it has `@@` hunk lines. */
+function isDiff(text) {
+  return /^@@ /m.test(text);
+}
+
+/**
+ * Puts an option's preview in `pre` as text; a unified diff line by line, its added and removed
+ * lines in spans of their own (still text, never HTML).
+ */
+function fillPreview(pre, text) {
+  pre.replaceChildren();
+  pre.classList.toggle('diff', isDiff(text));
+  if (!isDiff(text)) {
+    pre.textContent = text;
+    return;
+  }
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    let kind = 'diff-context';
+    if (line.startsWith('@@')) kind = 'diff-hunk';
+    else if (line.startsWith('+++ ') || line.startsWith('--- ') || line.startsWith('diff ') || line.startsWith('index ')) kind = 'diff-file';
+    else if (line.startsWith('+')) kind = 'diff-add';
+    else if (line.startsWith('-')) kind = 'diff-del';
+    pre.append(el('span', { class: kind, text: line }));
+    if (i < lines.length - 1) pre.append('\n');
+  });
+}
+
+/**
+ * The preview box of a question whose options have one: it shows the focused option's
+ * preview, else the selected one's; nothing when neither has one.
+ */
+function addPreviews(fieldset, list, options, base) {
+  if (!options.some((o) => typeof o.preview === 'string')) return;
+  const id = `${base}-preview`;
+  const title = el('p', { class: 'preview-title', id: `${id}-title` });
+  const pre = el('pre', { class: 'preview', id, tabindex: 0, role: 'region', 'aria-labelledby': `${id}-title` });
+  const wrap = el('div', { class: 'preview-box' }, title, pre);
+  wrap.hidden = true;
+  let shown = null;
+  const show = (index) => {
+    const option = index === null ? undefined : options[index];
+    if (!option || typeof option.preview !== 'string') {
+      wrap.hidden = true;
+      shown = null;
+      return;
+    }
+    wrap.hidden = false;
+    if (shown === index) return;
+    shown = index;
+    title.replaceChildren('Preview of ', el('bdi', { text: splitRecommended(option.label)[0] }));
+    fillPreview(pre, option.preview);
+  };
+  const indexOf = (control) => (control && control.dataset && control.dataset.labelIndex !== undefined ? Number(control.dataset.labelIndex) : null);
+  const selected = () => {
+    const checked = [...list.querySelectorAll('input:checked')].map(indexOf).filter((i) => i !== null && typeof options[i].preview === 'string');
+    return checked.length ? checked[checked.length - 1] : null;
+  };
+  list.addEventListener('focusin', (e) => {
+    const i = indexOf(e.target);
+    show(i !== null && typeof options[i].preview === 'string' ? i : selected());
+  });
+  list.addEventListener('change', (e) => {
+    const i = indexOf(e.target);
+    show(i !== null && e.target.checked && typeof options[i].preview === 'string' ? i : selected());
+  });
+  list.addEventListener('focusout', (e) => {
+    if (!list.contains(e.relatedTarget)) show(selected());
+  });
+  for (const input of list.querySelectorAll('input[data-label-index]')) {
+    if (typeof options[indexOf(input)].preview === 'string') input.setAttribute('aria-controls', id);
+  }
+  fieldset.append(wrap);
+}
+
 // ---- rendering --------------------------------------------------------------------------------
 
 function renderQuestion(p, q, qi) {
@@ -140,6 +514,12 @@ function renderQuestion(p, q, qi) {
     } else {
       fieldset.append(el('p', { class: 'detail', text: q.detail }));
     }
+  }
+
+  // A question with `input` (§24) asks for a value in a field of its kind, not for options.
+  if (hasInput(q)) {
+    renderInput(fieldset, q, base);
+    return fieldset;
   }
 
   // A radio group only where there are radios (a question without options has a text box).
@@ -218,6 +598,7 @@ function renderQuestion(p, q, qi) {
     );
   }
   fieldset.append(list);
+  addPreviews(fieldset, list, options, base);
   return fieldset;
 }
 
@@ -280,12 +661,28 @@ function render(p) {
 
 // ---- answers ----------------------------------------------------------------------------------
 
-/** Reads the form into an answer, or returns { error, focus } for what still needs a choice. */
-function collect(b) {
+/**
+ * Reads the form into an answer, or returns { error, focus } for what still needs a choice; a
+ * value that does not fit its field gets its message next to the field.
+ */
+async function collect(b) {
   const answers = [];
   const fieldsets = b.form.querySelectorAll('fieldset.question');
+  let misfit = null;
   for (const [qi, q] of b.p.questions.entries()) {
     const fs = fieldsets[qi];
+    if (hasInput(q)) {
+      const item = { id: q.id, selected: [] };
+      const read = await readInput(q, fs);
+      if (read.message !== undefined) {
+        const control = showFieldError(fs, read.message);
+        misfit ??= control;
+      } else if (!read.skip) {
+        item.value = read.value;
+      }
+      answers.push(item);
+      continue;
+    }
     const options = q.options || [];
     const text = fs.querySelector('.other-text');
     const typed = text ? text.value.trim() : '';
@@ -314,6 +711,7 @@ function collect(b) {
     }
     answers.push(item);
   }
+  if (misfit) return { error: 'Check the answer marked above.', focus: misfit };
   return { answer: { answers } };
 }
 
@@ -371,13 +769,48 @@ async function settleBatch(b, path, body, done) {
     if (item) item.focus();
   } else {
     setBusy(b, false);
-    b.error.textContent = errorText(result);
+    const field = fieldOfRefusal(b, result);
+    if (field) {
+      const control = showFieldError(field, `Not accepted: ${errorText(result)}`);
+      b.error.textContent = 'Check the answer marked above.';
+      if (control) control.focus();
+    } else {
+      b.error.textContent = errorText(result);
+    }
   }
 }
 
-function submitBatch(b) {
-  if (b.busy) return;
-  const { answer, error, focus } = collect(b);
+/**
+ * The fieldset of the question with `input` that a BAD_ANSWER refusal names (its message starts
+ * `question <id> `; the longest id that fits, should one id begin another), or null.
+ */
+function fieldOfRefusal(b, result) {
+  const error = result.data && result.data.error;
+  if (!error || error.code !== 'BAD_ANSWER' || typeof error.message !== 'string') return null;
+  const fieldsets = b.form.querySelectorAll('fieldset.question');
+  let best = -1;
+  b.p.questions.forEach((q, qi) => {
+    if (!hasInput(q) || !error.message.startsWith(`question ${q.id} `)) return;
+    if (best < 0 || String(q.id).length > String(b.p.questions[best].id).length) best = qi;
+  });
+  return best < 0 ? null : fieldsets[best];
+}
+
+async function submitBatch(b) {
+  if (b.busy || b.reading) return;
+  for (const fieldset of b.form.querySelectorAll('fieldset.question')) clearFieldError(fieldset);
+  b.error.textContent = '';
+  // Reading a file takes a moment: a second submit meanwhile does nothing.
+  b.reading = true;
+  let read;
+  try {
+    read = await collect(b);
+  } finally {
+    b.reading = false;
+  }
+  // Settled (and taken off) while the file was read.
+  if (batches.get(b.p.ticket) !== b) return;
+  const { answer, error, focus } = read;
   if (error) {
     b.error.textContent = error;
     if (focus) focus.focus();
