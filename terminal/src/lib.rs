@@ -29,6 +29,7 @@ mod provider;
 mod render;
 mod screen;
 mod served;
+mod typed;
 
 pub use provider::{TerminalProvider, stdio_is_interactive};
 #[doc(hidden)]
