@@ -147,7 +147,7 @@ impl LinePrompter {
             }
         }
         if let Some(input) = &q.input {
-            writeln!(out, "  {}", crate::typed::describe(input))?;
+            writeln!(out, "  {}", crate::typed::describe(input, false))?;
             let default = crate::typed::prefill(input);
             if default.is_empty() {
                 writeln!(out, "Type the value; empty to skip, b back, q cancel.")?;

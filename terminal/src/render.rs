@@ -491,7 +491,7 @@ fn input_rows(
 ) -> (Vec<Line>, usize) {
     let lead = vec![span("   ", style())];
     let mut rows = wrap(
-        &[span(crate::typed::describe(input), dim())],
+        &[span(crate::typed::describe(input, true), dim())],
         width,
         &lead,
         &lead,

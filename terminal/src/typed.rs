@@ -25,9 +25,10 @@ pub(crate) fn prefill(input: &AskUserQuestionInput) -> String {
     }
 }
 
-/// What the person is asked to type, e.g. `Integer (1 to 10)` or `File path (at most 1048576
-/// bytes)`.
-pub(crate) fn describe(input: &AskUserQuestionInput) -> String {
+/// What the person is asked to type, e.g. `Integer, 1 to 10` or `File path, at most 1048576
+/// bytes`; `masked`: a secret's characters are shown as [`MASK`] (the full screen), not by the
+/// line prompts, which cannot hide what the input device echoes.
+pub(crate) fn describe(input: &AskUserQuestionInput, masked: bool) -> String {
     let name = match input.kind {
         InputKind::Text => "Text",
         InputKind::Number => "Number",
@@ -37,7 +38,8 @@ pub(crate) fn describe(input: &AskUserQuestionInput) -> String {
         InputKind::Datetime => "Date and time (e.g. 2026-05-01T09:30:00Z)",
         InputKind::Email => "Email address",
         InputKind::Url => "URL (http or https)",
-        InputKind::Secret => "Secret (hidden as you type)",
+        InputKind::Secret if masked => "Secret (hidden as you type)",
+        InputKind::Secret => "Secret",
         InputKind::File => "File path",
     };
     let bound = |v: &Value| match v {
