@@ -72,6 +72,13 @@ pub(crate) fn known_intent(intent: &AskUserQuestionIntent) -> bool {
 impl Layout {
     /// Options (for a plan review, the approve option first), then Other, then Skip.
     pub fn of(question: &AskUserQuestionItem) -> Layout {
+        // A typed input (§24) is one line: empty skips.
+        if question.input.is_some() {
+            return Layout {
+                entries: vec![Entry::Other],
+                approve: None,
+            };
+        }
         let options = question.option_list();
         let approve = question
             .intent
@@ -123,6 +130,9 @@ pub(crate) struct QuestionState {
     /// In a plan review, the Revise option chosen: its feedback is being typed on the Other
     /// row (enter with no text revises without feedback).
     pub feedback_for: Option<usize>,
+    /// Why the typed value was refused (the core's message), shown under the input line until
+    /// the text changes.
+    pub input_error: Option<String>,
 }
 
 impl QuestionState {
@@ -131,10 +141,15 @@ impl QuestionState {
             layout: Layout::of(question),
             cursor: 0,
             checked: vec![false; question.option_list().len()],
-            text: String::new(),
+            text: question
+                .input
+                .as_ref()
+                .map(crate::typed::prefill)
+                .unwrap_or_default(),
             answered: None,
             detail_scroll: 0,
             feedback_for: None,
+            input_error: None,
         }
     }
 
@@ -224,6 +239,9 @@ impl Batch {
         if matches!(key, Key::Up | Key::Down | Key::Home | Key::End) {
             state.feedback_for = None;
         }
+        if editing && matches!(key, Key::Backspace | Key::ClearText | Key::Char(_)) {
+            state.input_error = None;
+        }
         match key {
             Key::MoreTime => return Some(Step::MoreTime),
             Key::Up => state.cursor = (state.cursor + rows - 1) % rows,
@@ -286,6 +304,7 @@ impl Batch {
             return Step::Redraw;
         }
         let state = &mut self.states[self.current];
+        state.input_error = None;
         let mut after_break = false;
         for c in text.chars() {
             if c == '\r' || c == '\n' {
@@ -318,6 +337,17 @@ impl Batch {
         let options = question.option_list();
         let id = question.id.clone();
         let item = match state.current_entry() {
+            // A typed input (§24): the core checks the value; a refused one stays, with why.
+            Entry::Other if question.input.is_some() => {
+                match crate::typed::answer(question, &state.text) {
+                    Ok(Some(item)) => item,
+                    Ok(None) => AskUserQuestionAnswerItem::skipped(id),
+                    Err(reason) => {
+                        state.input_error = Some(reason);
+                        return Some(Step::Redraw);
+                    }
+                }
+            }
             // A plan review's Revise asks for feedback first, on the Other row.
             Entry::Option(o)
                 if state.plan_review()
@@ -710,6 +740,63 @@ mod tests {
         assert_eq!(
             json(&a),
             r#"{"answers":[{"id":"name","selected":[],"custom":"j k 1"}]}"#
+        );
+    }
+
+    fn typed(id: &str, input: serde_json::Value) -> AskUserQuestionItem {
+        let mut q = AskUserQuestionItem::new(id, format!("{id}?"));
+        q.input = Some(serde_json::from_value(input).unwrap());
+        q
+    }
+
+    #[test]
+    fn a_typed_input_is_checked_before_it_is_accepted() {
+        let mut b = batch(vec![
+            typed(
+                "n",
+                serde_json::json!({"kind": "integer", "minimum": 1, "maximum": 10}),
+            ),
+            typed(
+                "ok",
+                serde_json::json!({"kind": "boolean", "default": true}),
+            ),
+            typed("pw", serde_json::json!({"kind": "secret"})),
+            typed("skip", serde_json::json!({"kind": "text", "default": "x"})),
+        ]);
+        assert!(b.states[0].editing());
+        // `j`, `t` and digits are typed text here.
+        let mut k = type_text("1t");
+        k.push(Key::Enter);
+        assert!(keys(&mut b, &k).is_none());
+        assert_eq!(b.current, 0, "a refused value stays");
+        assert_eq!(
+            b.states[0].input_error.as_deref(),
+            Some("question n value must be an integer")
+        );
+        b.handle(Key::Backspace);
+        assert_eq!(b.states[0].input_error, None, "an edit clears the reason");
+        b.handle(Key::Char('1'));
+        b.handle(Key::Enter);
+        assert_eq!(
+            b.states[0].input_error.as_deref(),
+            Some("question n value must be at most 10")
+        );
+        b.handle(Key::ClearText);
+        let mut k = type_text("7");
+        k.push(Key::Enter);
+        // The default is in the line: enter takes it.
+        assert_eq!(b.states[1].text, "y");
+        k.push(Key::Enter);
+        k.extend(type_text("s3cr3t"));
+        k.push(Key::Enter);
+        // Erasing a default skips.
+        k.push(Key::ClearText);
+        k.push(Key::Enter);
+        k.push(Key::Enter);
+        let a = keys(&mut b, &k).unwrap();
+        assert_eq!(
+            json(&a),
+            r#"{"answers":[{"id":"n","selected":[],"value":7},{"id":"ok","selected":[],"value":true},{"id":"pw","selected":[],"value":"s3cr3t"},{"id":"skip","selected":[]}]}"#
         );
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use user_questions::{AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem};
 
 use crate::batch::{Entry, Layout, custom_text, is_revise, known_intent};
-use crate::render::{clock, shown_keeping_lines as shown};
+use crate::render::{self, clock, shown_keeping_lines as shown};
 
 /// An ask's deadline as the prompts see it.
 pub(crate) struct Countdown {
@@ -140,8 +140,25 @@ impl LinePrompter {
                 write!(out, " - {}", shown(d))?;
             }
             writeln!(out)?;
+            if let Some(preview) = &option.preview {
+                for line in preview.lines() {
+                    writeln!(out, "     | {}", render::shown(line))?;
+                }
+            }
         }
-        if options.is_empty() {
+        if let Some(input) = &q.input {
+            writeln!(out, "  {}", crate::typed::describe(input, false))?;
+            let default = crate::typed::prefill(input);
+            if default.is_empty() {
+                writeln!(out, "Type the value; empty to skip, b back, q cancel.")?;
+            } else {
+                writeln!(
+                    out,
+                    "Type the value; empty for the default ({}), b back, q cancel.",
+                    shown(&default)
+                )?;
+            }
+        } else if options.is_empty() {
             writeln!(out, "Type your answer; empty to skip, b back, q cancel.")?;
         } else {
             if layout.approve.is_some() && !q.is_multi_select() {
@@ -247,8 +264,9 @@ impl LinePrompter {
             };
         }
         let trimmed = line.trim();
+        let has_default = q.input.as_ref().is_some_and(|i| i.default.is_some());
         match trimmed {
-            "" => return self.record(AskUserQuestionAnswerItem::skipped(id), out),
+            "" if !has_default => return self.record(AskUserQuestionAnswerItem::skipped(id), out),
             "q" | "Q" => return Ok(LineStep::Cancel),
             "b" | "B" => {
                 if self.current == 0 {
@@ -259,6 +277,18 @@ impl LinePrompter {
                 return Ok(LineStep::NeedLine);
             }
             _ => {}
+        }
+        if let Some(input) = &q.input {
+            let text = if crate::typed::is_empty(input, line) {
+                crate::typed::prefill(input)
+            } else {
+                line.to_owned()
+            };
+            return match crate::typed::answer(&q, &text) {
+                Ok(Some(item)) => self.record(item, out),
+                Ok(None) => self.record(AskUserQuestionAnswerItem::skipped(id), out),
+                Err(reason) => self.reprompt(out, &render::shown(&reason)),
+            };
         }
         let options = q.option_list();
         if options.is_empty() {
@@ -364,6 +394,37 @@ mod tests {
             LineStep::Done(a) => a.to_compact_json(),
             other => panic!("not answered: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_typed_input_takes_a_checked_line_and_a_preview_is_printed() {
+        let mut n = AskUserQuestionItem::new("n", "How many?");
+        n.input = Some(
+            serde_json::from_value(serde_json::json!({"kind": "integer", "maximum": 10})).unwrap(),
+        );
+        let mut d = AskUserQuestionItem::new("d", "Deploy?");
+        d.input = Some(
+            serde_json::from_value(serde_json::json!({"kind": "boolean", "default": false}))
+                .unwrap(),
+        );
+        let mut p = question("p", &["Patch"], false);
+        p.options.as_mut().unwrap()[0].preview = Some("@@ -1 +1 @@\n-a\n+b\u{1b}".into());
+        let (step, out) = run(vec![n, d, p], &["11", "x", "9", "", "1"]);
+        assert_eq!(
+            answer_json(&step),
+            r#"{"answers":[{"id":"n","selected":[],"value":9},{"id":"d","selected":[],"value":false},{"id":"p","selected":["Patch"]}]}"#
+        );
+        assert!(out.contains("  Integer, at most 10\n"), "{out}");
+        assert!(
+            out.contains("! question n value must be at most 10\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("! question n value must be an integer\n"),
+            "{out}"
+        );
+        assert!(out.contains("empty for the default (n)"), "{out}");
+        assert!(out.contains("     | -a\n     | +b\u{241b}\n"), "{out}");
     }
 
     #[test]

@@ -742,7 +742,7 @@ fn run_screen(job: &Job, queue: &mut Queue) -> Outcome {
                             mark: "✔",
                             color: Color::Green,
                             title: format!("{}:", title(q)),
-                            text: format!(" {}", describe_item(item)),
+                            text: format!(" {}", describe_item(Some(q), item)),
                         })
                         .collect();
                     let result = match screen.leave(&notes) {

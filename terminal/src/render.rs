@@ -52,6 +52,7 @@ fn span(text: impl Into<String>, style: ContentStyle) -> Span {
 const ACCENT: Color = Color::Cyan;
 const GOOD: Color = Color::Green;
 const WARN: Color = Color::Yellow;
+const BAD: Color = Color::Red;
 
 /// Word-wraps styled text to `width` columns. The first row starts with `first`, later rows
 /// with `rest` (a hanging indent). `\n` starts a new row; a word longer than a row is cut.
@@ -215,11 +216,18 @@ pub(crate) fn title(question: &AskUserQuestionItem) -> &str {
     question.header.as_deref().unwrap_or(&question.question)
 }
 
-/// A short description of one answer item, e.g. `pnpm (Recommended)` or `Lint + "fuzz"`.
-pub(crate) fn describe_item(item: &AskUserQuestionAnswerItem) -> String {
+/// A short description of one answer item, e.g. `pnpm (Recommended)` or `Lint + "fuzz"`; a
+/// typed value as [`crate::typed::show_value`] shows it (a secret masked).
+pub(crate) fn describe_item(
+    question: Option<&AskUserQuestionItem>,
+    item: &AskUserQuestionAnswerItem,
+) -> String {
     let mut parts: Vec<String> = item.selected.clone();
     if let Some(custom) = &item.custom {
         parts.push(format!("\u{201c}{custom}\u{201d}"));
+    }
+    if let Some(value) = &item.value {
+        parts.push(crate::typed::show_value(question, value));
     }
     if parts.is_empty() {
         "(skipped)".into()
@@ -418,6 +426,98 @@ fn option_rows(
             let desc_indent = vec![span(" ".repeat(indent_width), style())];
             rows.extend(wrap(&[span(d, dim())], width, &desc_indent, &desc_indent));
         }
+        if here
+            && let Entry::Option(o) = *entry
+            && let Some(preview) = options[o].preview.as_deref()
+        {
+            rows.extend(preview_lines(preview, indent_width, width));
+        }
+    }
+    (rows, cursor_row)
+}
+
+/// An option's preview (§24) as preformatted text under it, in a bar: each line as it is (cut
+/// into rows when wider than the screen, never reflowed); a unified diff (it has `@@` hunk
+/// lines) with its added lines green and its removed lines red.
+fn preview_lines(preview: &str, indent_width: usize, width: usize) -> Vec<Line> {
+    use crate::typed::DiffLine;
+    let diff = crate::typed::is_diff(preview);
+    let bar = vec![span(" ".repeat(indent_width), style()), span("│ ", dim())];
+    let mut out = Vec::new();
+    for raw in preview.lines() {
+        let s = if !diff {
+            style()
+        } else {
+            match crate::typed::diff_line(raw) {
+                DiffLine::Added => fg(GOOD),
+                DiffLine::Removed => fg(BAD),
+                DiffLine::Hunk => fg(ACCENT),
+                DiffLine::Plain => style(),
+            }
+        };
+        // Preformatted: cut at the width, never reflowed (a tab is shown as one space).
+        let room = width.saturating_sub(indent_width + 2).max(1);
+        let mut row = String::new();
+        let mut used = 0;
+        let mut any = false;
+        for c in raw.chars() {
+            let c = if c == '\t' { ' ' } else { c };
+            let cw = char_width(c);
+            if used + cw > room && used > 0 {
+                let mut line = bar.clone();
+                line.push(span(std::mem::take(&mut row), s));
+                out.push(line);
+                used = 0;
+                any = true;
+            }
+            row.push(c);
+            used += cw;
+        }
+        if !row.is_empty() || !any {
+            let mut line = bar.clone();
+            line.push(span(row, s));
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The rows of a question with a typed input (§24): what to type, the line being typed (a
+/// secret as `•`), and under it why the last value was refused.
+fn input_rows(
+    input: &user_questions::AskUserQuestionInput,
+    state: &QuestionState,
+    width: usize,
+) -> (Vec<Line>, usize) {
+    let lead = vec![span("   ", style())];
+    let mut rows = wrap(
+        &[span(crate::typed::describe(input, true), dim())],
+        width,
+        &lead,
+        &lead,
+    );
+    let typed = if input.kind == user_questions::InputKind::Secret {
+        crate::typed::MASK
+            .to_string()
+            .repeat(state.text.chars().count())
+    } else {
+        state.text.clone()
+    };
+    let pointer = vec![span(" › ", with(fg(ACCENT), Attribute::Bold))];
+    rows.extend(wrap(
+        &[span(typed, style()), caret()],
+        width,
+        &pointer,
+        &lead,
+    ));
+    let cursor_row = rows.len() - 1;
+    if let Some(error) = &state.input_error {
+        rows.extend(wrap(
+            &[span(error.as_str(), fg(BAD))],
+            width,
+            &[span("   ✗ ", fg(BAD))],
+            &[span("     ", style())],
+        ));
     }
     (rows, cursor_row)
 }
@@ -440,6 +540,14 @@ fn hints(question: &AskUserQuestionItem, state: &QuestionState, batch: &Batch) -
         return format!(
             "type what should change · enter revise (no text: without feedback) · ↑↓ move{back} · esc cancel"
         );
+    }
+    if let Some(input) = &question.input {
+        let what = if input.kind == user_questions::InputKind::File {
+            "type a file's path"
+        } else {
+            "type a value"
+        };
+        return format!("{what} · enter confirm (empty: skip) · ctrl-u clear{back} · esc cancel");
     }
     if state.editing() {
         return format!("type your answer · enter confirm · ↑↓ move{back} · esc cancel");
@@ -471,7 +579,10 @@ fn question_sections(batch: &Batch, width: usize, waiting: usize) -> Sections {
     if !detail.is_empty() {
         detail.push(Vec::new());
     }
-    let (body, cursor_row) = option_rows(question, state, width);
+    let (body, cursor_row) = match &question.input {
+        Some(input) => input_rows(input, state, width),
+        None => option_rows(question, state, width),
+    };
     let foot = footer(batch, hints(question, state, batch), state.editing(), width);
     Sections {
         head,
@@ -541,13 +652,13 @@ fn review_sections(batch: &Batch, width: usize, waiting: usize) -> Sections {
             &[span(number, dim())],
             &indent,
         ));
-        let style = if item.selected.is_empty() && item.custom.is_none() {
+        let style = if item.selected.is_empty() && item.custom.is_none() && item.value.is_none() {
             dim()
         } else {
             fg(GOOD)
         };
         body.extend(wrap(
-            &[span("→ ", dim()), span(describe_item(item), style)],
+            &[span("→ ", dim()), span(describe_item(Some(q), item), style)],
             width,
             &indent,
             &indent,
@@ -908,6 +1019,79 @@ mod tests {
         let scrolled = text(&frame(&batch, 80, 16, 0));
         assert_ne!(t, scrolled);
         assert!(scrolled.contains("five"), "{scrolled}");
+    }
+
+    #[test]
+    fn a_typed_input_shows_its_line_a_secret_masked_and_the_reason_it_was_refused() {
+        let mut q = AskUserQuestionItem::new("pw", "The token?");
+        q.input = Some(
+            serde_json::from_value(serde_json::json!({"kind": "secret", "minLength": 8})).unwrap(),
+        );
+        let mut batch = Batch::new(vec![q].into());
+        for c in "hunter2".chars() {
+            batch.handle(crate::batch::Key::Char(c));
+        }
+        batch.handle(crate::batch::Key::Enter);
+        let t = text(&frame(&batch, 80, 24, 0));
+        assert!(
+            t.contains("Secret (hidden as you type), at least 8 characters"),
+            "{t}"
+        );
+        assert!(t.contains(" › •••••••\u{a0}"), "{t}");
+        assert!(!t.contains("hunter"), "{t}");
+        assert!(
+            t.contains("✗ question pw value must be at least 8 characters long"),
+            "{t}"
+        );
+        assert!(t.contains("enter confirm (empty: skip)"), "{t}");
+    }
+
+    #[test]
+    fn a_focused_option_shows_its_preview_a_diff_in_colour() {
+        let mut q = AskUserQuestionItem::new("fix", "Which fix?");
+        q.options = Some(vec![
+            AskUserQuestionOption::new("Patch", None)
+                .with_preview("--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-old()\n+new()\n ctx\u{1b}[2J"),
+            AskUserQuestionOption::new("Note", None).with_preview("# Title\n- item"),
+        ]);
+        let mut batch = Batch::new(vec![q].into());
+        let lines = frame(&batch, 80, 24, 0);
+        let t = text(&lines);
+        assert!(t.contains("│ --- a/x.rs\n"), "{t}");
+        assert!(t.contains("│  ctx\u{241b}[2J"), "{t}");
+        assert!(
+            !t.contains("# Title"),
+            "only the focused option's preview: {t}"
+        );
+        let colour = |needle: &str| {
+            lines
+                .iter()
+                .flatten()
+                .find(|s| s.text == needle)
+                .unwrap_or_else(|| panic!("{needle}: {t}"))
+                .style
+                .foreground_color
+        };
+        assert_eq!(colour("+new()"), Some(GOOD));
+        assert_eq!(colour("-old()"), Some(BAD));
+        assert_eq!(colour("+++ b/x.rs"), None);
+        batch.handle(crate::batch::Key::Down);
+        let lines = frame(&batch, 80, 24, 0);
+        let t = text(&lines);
+        assert!(t.contains("│ # Title\n") && t.contains("│ - item"), "{t}");
+        assert!(!t.contains("+new()"), "{t}");
+        // Not a diff: no colour.
+        assert!(
+            lines
+                .iter()
+                .flatten()
+                .filter(|s| s.text == "- item")
+                .all(|s| s.style.foreground_color.is_none())
+        );
+        // Narrow: the rows are cut, never wider than the screen.
+        for line in frame(&batch, 12, 24, 0) {
+            assert!(text_width(&plain(&line)) < 12, "{:?}", plain(&line));
+        }
     }
 
     #[test]

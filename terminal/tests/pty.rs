@@ -33,6 +33,50 @@ fn question(id: &str, header: &str, text: &str) -> AskUserQuestionItem {
 const ESCAPING_HEADER: &str = "Hdr\x1b]0;pwned\x07";
 const ESCAPING_LABEL: &str = "x\x1b[9;77HMOVED";
 
+/// A question asking for a typed value (§24).
+fn typed(id: &str, text: &str, input: serde_json::Value) -> AskUserQuestionItem {
+    let mut q = AskUserQuestionItem::new(id, text);
+    q.input = Some(serde_json::from_value(input).unwrap());
+    q
+}
+
+fn typed_questions() -> Vec<AskUserQuestionItem> {
+    use serde_json::json;
+    vec![
+        typed(
+            "n",
+            "How many workers?",
+            json!({"kind": "integer", "minimum": 1, "maximum": 10}),
+        ),
+        typed("pw", "The deploy token?", json!({"kind": "secret"})),
+        typed("ok", "Deploy now?", json!({"kind": "boolean"})),
+        typed(
+            "branch",
+            "Which branch?",
+            json!({"kind": "text", "default": "main"}),
+        ),
+    ]
+}
+
+const DIFF: &str =
+    "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n-old_call();\n+new_call();\n keep();";
+
+fn file_preview_questions() -> Vec<AskUserQuestionItem> {
+    let mut fix = AskUserQuestionItem::new("fix", "Which fix?");
+    fix.options = Some(vec![
+        AskUserQuestionOption::new("Leave it", None),
+        AskUserQuestionOption::new("Patch it", None).with_preview(DIFF),
+    ]);
+    vec![
+        typed(
+            "log",
+            "Which log file?",
+            serde_json::json!({"kind": "file", "maxBytes": 64}),
+        ),
+        fix,
+    ]
+}
+
 // --- the program under test ------------------------------------------------------------------
 
 /// Waits for `pending` on a thread and prints `NAME <answer JSON>` or `NAME <CODE>` on stdout.
@@ -59,6 +103,19 @@ fn child(case: &str) {
     let _registration = ctx.user_questions().register_provider(provider).unwrap();
     let service = ctx.user_questions();
     let (done, finished) = mpsc::channel();
+    if case == "typed" || case == "file-preview" {
+        let questions = if case == "typed" {
+            typed_questions()
+        } else {
+            file_preview_questions()
+        };
+        let t = service
+            .start(AskUserQuestionRequest::new(questions))
+            .unwrap();
+        report("T", t, done);
+        finished.recv().unwrap();
+        return;
+    }
     if case == "escapes" {
         let mut q = question("e", ESCAPING_HEADER, "Pick\x1b[2J one");
         q.detail = Some("\x1b[31mred\rCR".into());
@@ -210,6 +267,114 @@ fn a_paste_with_line_breaks_is_text_and_answers_nothing() {
     );
 }
 
+fn typed_values_are_checked_a_secret_never_shows_and_a_default_is_prefilled() {
+    let mut t = spawn("typed");
+    t.wait_for("How many workers?");
+    assert!(t.screen().contains("Integer, 1 to 10"), "{}", t.screen());
+    t.send("42\r");
+    // Refused by the core's check, with its message; the question stays.
+    let screen = t.wait_for("question n value must be at most 10");
+    assert!(screen.contains("How many workers?"), "{screen}");
+    assert!(screen.contains("› 42"), "the text stays to edit: {screen}");
+    t.send("\x7f\x7f4\r");
+    t.wait_for("The deploy token?");
+    t.send("hunter22");
+    let screen = t.wait_for("••••••••");
+    assert!(!screen.contains("hunter"), "{screen}");
+    t.send("\r");
+    t.wait_for("Deploy now?");
+    t.send("y\r");
+    // The default is in the line; enter takes it.
+    let screen = t.wait_for("Which branch?");
+    assert!(screen.contains("› main"), "{screen}");
+    t.send("\r");
+    let screen = t.wait_for("Review your answers");
+    assert!(screen.contains("→ 4"), "{screen}");
+    assert!(screen.contains("→ ••••••••"), "{screen}");
+    assert!(screen.contains("→ yes"), "{screen}");
+    assert!(screen.contains("→ main"), "{screen}");
+    t.send("\r");
+    t.wait_for("✔ Which branch?: main");
+    let raw = t.raw();
+    assert!(
+        !raw.windows(6).any(|w| w == b"hunter"),
+        "the secret's characters reached the terminal"
+    );
+    let done = t.finish();
+    assert_restored(&done);
+    assert!(!done.screen.contains("hunter"), "{}", done.screen);
+    assert_eq!(
+        done.stdout,
+        "T {\"answers\":[{\"id\":\"n\",\"selected\":[],\"value\":4},\
+         {\"id\":\"pw\",\"selected\":[],\"value\":\"hunter22\"},\
+         {\"id\":\"ok\",\"selected\":[],\"value\":true},\
+         {\"id\":\"branch\",\"selected\":[],\"value\":\"main\"}]}\n"
+    );
+}
+
+/// The SGR foreground colour in effect where `needle` is first written in `raw` (the last
+/// `ESC [ … m` before it), e.g. `38;5;10`.
+fn colour_before(raw: &[u8], needle: &str) -> String {
+    let at = raw
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .unwrap_or_else(|| panic!("{needle} was not written"));
+    let before = String::from_utf8_lossy(&raw[at.saturating_sub(40)..at]).into_owned();
+    let start = before.rfind("\x1b[").expect("a style before the text");
+    before[start + 2..].trim_end_matches('m').to_owned()
+}
+
+fn a_file_by_its_path_and_a_diff_preview_when_focused() {
+    let dir = std::env::temp_dir().join(format!("uq-pty-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("deploy.txt");
+    std::fs::write(&path, b"hello\n").unwrap();
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(["--uq-child", "file-preview"]);
+    let mut t = Pty::spawn(command, 80, 24);
+    t.wait_for("Which log file?");
+    t.send(&format!("{}\r", path.display()));
+    let screen = t.wait_for("Which fix?");
+    assert!(
+        !screen.contains("new_call"),
+        "no preview before focus: {screen}"
+    );
+    t.send("\x1b[B");
+    let screen = t.wait_for("+new_call();");
+    for line in DIFF.lines() {
+        assert!(screen.contains(&format!("│ {line}")), "{line}: {screen}");
+    }
+    let raw = t.raw();
+    let added = colour_before(&raw, "+new_call();");
+    let removed = colour_before(&raw, "-old_call();");
+    // Green and red (crossterm writes them as 256-colour indices 10 and 9).
+    assert_eq!(added, "38;5;10");
+    assert_eq!(removed, "38;5;9");
+    let header = colour_before(&raw, "+++ b/src/lib.rs");
+    assert!(
+        !header.contains("38;5;10"),
+        "a header is not coloured: {header:?}"
+    );
+    t.send("\r");
+    t.wait_for("Review your answers");
+    t.send("\r");
+    let done = t.finish();
+    assert_restored(&done);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let line = done.stdout.strip_prefix("T ").expect(&done.stdout);
+    let answer: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let file = &answer["answers"][0]["value"];
+    assert_eq!(file["name"], "deploy.txt", "{answer}");
+    assert_eq!(file["mediaType"], "text/plain", "{answer}");
+    assert_eq!(file["size"], 6, "{answer}");
+    assert_eq!(
+        file["sha256"], "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03",
+        "{answer}"
+    );
+    assert_eq!(file["data"], "aGVsbG8K", "{answer}");
+    assert_eq!(answer["answers"][1]["selected"][0], "Patch it", "{answer}");
+}
+
 fn a_panic_on_screen_restores_the_terminal() {
     let t = spawn("panic");
     let done = t.finish();
@@ -231,7 +396,15 @@ fn main() {
         child(case);
         return;
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 7] = [
+        (
+            "typed_values_are_checked_a_secret_never_shows_and_a_default_is_prefilled",
+            typed_values_are_checked_a_secret_never_shows_and_a_default_is_prefilled,
+        ),
+        (
+            "a_file_by_its_path_and_a_diff_preview_when_focused",
+            a_file_by_its_path_and_a_diff_preview_when_focused,
+        ),
         (
             "a_paste_with_line_breaks_is_text_and_answers_nothing",
             a_paste_with_line_breaks_is_text_and_answers_nothing,
