@@ -260,10 +260,6 @@ async fn link(server: &Server, text: &str, answer: bool) -> Response {
     let Some(person) = person else {
         return page::not_valid();
     };
-    let caller = Caller::Person {
-        person: person.clone(),
-        digest: [0; 32],
-    };
     let record = match server.asks.record(capability.ticket).await {
         Ok(Some(record)) => record,
         Ok(None) => return page::not_valid(),
@@ -276,7 +272,7 @@ async fn link(server: &Server, text: &str, answer: bool) -> Response {
         .to
         .as_deref()
         .and_then(|to| serde_json::from_str(to).ok());
-    if !caller.sees(to.as_deref()) {
+    if !user_questions_web::access::addressed_to(&person, to.as_deref()) {
         return page::not_valid();
     }
     let questions: Vec<user_questions::AskUserQuestionItem> =
@@ -295,7 +291,8 @@ async fn link(server: &Server, text: &str, answer: bool) -> Response {
     }
     let body =
         serde_json::json!({"answers": [{"id": question.id, "selected": [capability.label]}]});
-    let settle = Settle::Answer(body.to_string().into_bytes(), caller.respondent());
+    let respondent = user_questions::Respondent::new(person.id.clone(), person.name.clone());
+    let settle = Settle::Answer(body.to_string().into_bytes(), Some(respondent));
     match server.asks.settle(capability.ticket, settle).await {
         Ok(()) => page::answered(&capability.label, &person.name),
         // Settled a moment ago by someone else (or its deadline): say how.
