@@ -83,7 +83,7 @@ async function wireKeys() {
     question: 'q',
     detail: 'd',
     header: 'h',
-    options: [{ label: 'x', description: 'y', extra: 1 }],
+    options: [{ label: 'x', description: 'y', preview: 'p', extra: 1 }],
     multiSelect: true,
     intent: { kind: 'plan-review', approve: 'x', extra: 1 },
     extra: 1,
@@ -95,7 +95,10 @@ async function wireKeys() {
       respondent: { id: 'p', name: 'P', extra: 1 },
       extra: 1,
     },
+    // A typed question (§24): input instead of options, an answer item's value.
+    { answers: [{ id: 't', selected: [], value: 2, extra: 1 }] },
   ]
+  const typed = { id: 't', question: 'q', input: { kind: 'integer', minimum: 1, default: 2 }, extra: 1 }
   ctx.userQuestions.registerProvider({
     ask(request) {
       seen.push(request.questions[0])
@@ -104,14 +107,18 @@ async function wireKeys() {
   })
   const minimalAnswer = await ctx.userQuestions.ask({ questions: [{ id: 'a', question: 'q', options: [{ label: 'x' }] }] })
   const fullAnswer = await ctx.userQuestions.ask({ questions: [full] })
+  const typedAnswer = await ctx.userQuestions.ask({ questions: [typed] })
   const keys = (min, max) =>
     Object.fromEntries(Object.keys(max).map((k) => [k, !(k in min)]))
   return {
-    AskUserQuestionItem: keys({ id: 1, question: 1 }, seen[1]),
+    AskUserQuestionItem: keys({ id: 1, question: 1 }, { ...seen[1], ...seen[2] }),
     AskUserQuestionOption: keys(seen[0].options[0], seen[1].options[0]),
     AskUserQuestionIntent: keys(seen[1].intent, seen[1].intent),
     AskUserQuestionAnswer: keys(minimalAnswer, fullAnswer),
-    AskUserQuestionAnswerItem: keys(minimalAnswer.answers[0], fullAnswer.answers[0]),
+    AskUserQuestionAnswerItem: keys(minimalAnswer.answers[0], {
+      ...fullAnswer.answers[0],
+      ...typedAnswer.answers[0],
+    }),
     Respondent: keys(fullAnswer.respondent, fullAnswer.respondent),
   }
 }
@@ -129,6 +136,7 @@ test('the wire interfaces of index.d.ts match what the core serializes (§2)', a
     options: true,
     multiSelect: true,
     intent: true,
+    input: true,
   })
 })
 
