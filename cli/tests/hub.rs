@@ -92,6 +92,16 @@ fn http(addr: &str, method: &str, path: &str, body: &str) -> std::io::Result<(u1
     Ok((status, body))
 }
 
+/// The first line `child` writes on stderr; the rest is read (and dropped) by a thread, so the
+/// child's later log lines never meet a closed pipe.
+fn first_line(child: &mut Child) -> String {
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    line
+}
+
 fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     let until = Instant::now() + PATIENCE;
     while !check() {
@@ -523,10 +533,7 @@ fn uq_serve_takes_its_token_from_uq_token() {
         (Some("from-the-flag"), "from-the-env", "from-the-flag"),
     ] {
         let mut child = start(flag, env);
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = first_line(&mut child);
         let _ = child.kill();
         let _ = child.wait();
         assert!(
@@ -587,10 +594,7 @@ fn a_store_path_is_a_file_name_not_an_sqlite_uri() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = first_line(&mut child);
     assert!(line.starts_with("open http://"), "{line}");
     let addr = line["open http://".len()..]
         .split('/')
@@ -642,10 +646,7 @@ fn serve_with_access(
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn uq serve");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = first_line(&mut child);
     match line.trim_end().strip_prefix("open http://") {
         Some(rest) => Some((child, rest.trim_end_matches('/').to_owned())),
         None => {
@@ -839,4 +840,59 @@ fn sighup_reloads_the_access_file_of_uq_serve() {
     assert_eq!(status_of("bob-token"), 200, "the access in force stays");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// A hub whose stderr is gone (`uq serve 2>&-`, a log pipe whose reader died) keeps serving: its
+/// open line, its one-token warning and the log line of a failing `--on-question` meet a
+/// closed pipe, and none of them takes it down.
+#[test]
+fn a_hub_whose_stderr_is_closed_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let marker = dir.path().join("ran");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = Command::new(UQ)
+        .args(["serve", "--store", "sqlite:hub.db", "--listen", &addr])
+        .args(["--token", TOKEN, "--on-question"])
+        .arg(format!("touch '{}'; exit 3", marker.display()))
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut serve = Serve {
+        child,
+        addr: addr.clone(),
+        stderr: mpsc::channel().1,
+    };
+    wait_for("the hub answering", || {
+        http(&addr, "GET", "/api/v1/questions", "").is_ok_and(|(status, _)| status == 200)
+    });
+    let (status, body) = http(
+        &addr,
+        "POST",
+        "/api/v1/asks",
+        r#"{"questions":[{"id":"a","question":"Still here?"}],"key":"k"}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 201, "{body}");
+    wait_for("the --on-question command", || marker.exists());
+    // Its failure is logged to the closed stderr; the hub still answers and still runs.
+    wait_for("the ask listed", || pending(&addr).contains("Still here?"));
+    let (status, _) = http(
+        &addr,
+        "POST",
+        "/api/v1/asks",
+        r#"{"questions":[{"id":"b","question":"And again?"}],"key":"k2"}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 201);
+    assert!(serve.child.try_wait().unwrap().is_none(), "the hub exited");
 }

@@ -800,7 +800,9 @@ impl Asks {
             // Settled in the store (on another hub, not heard of yet): follow it.
             Ok(false) => self.apply(Change::Settled(ticket)).await,
             Err(e) => {
-                eprintln!("user-questions hub: cannot renew the lease of question {ticket}: {e}");
+                user_questions_web::log_line!(
+                    "user-questions hub: cannot renew the lease of question {ticket}: {e}"
+                );
             }
         }
     }
@@ -1140,11 +1142,13 @@ impl Asks {
                     self.finish(ticket, Status::Withdrawn, body.into(), None);
                 }
             }
-            Err(e) => eprintln!("user-questions hub: cannot withdraw lapsed asks: {e}"),
+            Err(e) => user_questions_web::log_line!(
+                "user-questions hub: cannot withdraw lapsed asks: {e}"
+            ),
         }
         let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
         if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
-            eprintln!("user-questions hub: cannot delete old asks: {e}");
+            user_questions_web::log_line!("user-questions hub: cannot delete old asks: {e}");
         }
     }
 }

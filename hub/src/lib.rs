@@ -164,7 +164,7 @@ impl Hub {
         let listen = config.listen.as_str();
         let (listener, addr) = web::bind(listen).map_err(HubError)?;
         if !addr.ip().is_loopback() {
-            eprintln!(
+            user_questions_web::log_line!(
                 "user-questions hub: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token (put a TLS proxy in front)"
             );
         }
@@ -237,7 +237,7 @@ impl Hub {
                         if let Err(e) =
                             user_questions_web::access::reload_on_sighup(control.clone())
                         {
-                            eprintln!("user-questions hub: {e}");
+                            user_questions_web::log_line!("user-questions hub: {e}");
                         }
                     }
                     access = access.with_control(control);
@@ -429,9 +429,9 @@ pub const ONE_TOKEN_WARNING: &str = "warning: one token lets askers answer their
 pub fn serve(config: HubConfig) -> Result<(), HubError> {
     let one_token = config.access.is_none();
     let hub = Hub::start_inner(config, true)?;
-    eprintln!("open {}", hub.url());
+    user_questions_web::log_line!("open {}", hub.url());
     if one_token {
-        eprintln!("{ONE_TOKEN_WARNING}");
+        user_questions_web::log_line!("{ONE_TOKEN_WARNING}");
     }
     hub.wait();
     Ok(())

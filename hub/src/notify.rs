@@ -10,7 +10,9 @@ use tokio::process::Command;
 pub(crate) fn spawn(command: String, ticket: u64, p: String) {
     tokio::spawn(async move {
         if let Err(message) = run(&command, p).await {
-            eprintln!("user-questions hub: --on-question for question {ticket} failed: {message}");
+            user_questions_web::log_line!(
+                "user-questions hub: --on-question for question {ticket} failed: {message}"
+            );
         }
     });
 }

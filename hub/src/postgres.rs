@@ -387,7 +387,7 @@ async fn open_client(url: &str) -> Result<Client, Unopened> {
     let (client, connection) = connect_to(url).await?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
-            eprintln!(
+            user_questions_web::log_line!(
                 "user-questions hub: the store's connection ended: {}",
                 describe(&e)
             );
@@ -436,7 +436,7 @@ async fn relisten(
             Some(slot) => *lock(&slot) = None,
             None => return,
         }
-        eprintln!(
+        user_questions_web::log_line!(
             "user-questions hub: lost the store's listening connection ({}); reconnecting",
             redact(&url)
         );
@@ -457,7 +457,9 @@ async fn relisten(
                     break;
                 }
                 Err(e) => {
-                    eprintln!("user-questions hub: cannot reopen the listening connection: {e}");
+                    user_questions_web::log_line!(
+                        "user-questions hub: cannot reopen the listening connection: {e}"
+                    );
                     delay = (delay * 2).min(RELISTEN_AT_MOST);
                 }
             }
@@ -549,7 +551,7 @@ impl PostgresStore {
                 None => Err("the listening connection is reconnecting".to_owned()),
             };
             if let Err(e) = result {
-                eprintln!(
+                user_questions_web::log_line!(
                     "user-questions hub: cannot announce {} to other hubs: {e}",
                     changes[i..].join(", ")
                 );

@@ -26,6 +26,17 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// `eprintln!` that never panics, for servers' log lines: a stderr whose reader went away
+/// (`uq serve 2>&-`, a closed pipe) fails the write, which must not take the server down.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! log_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 // Shared with the hub (crate `user-questions-hub`), which serves the same page and API: not
 // part of this crate's supported API.
 // The access file (§23): who may see and answer questions and who may post them, each known by
@@ -258,7 +269,7 @@ impl WebProvider {
     ) -> Result<WebProvider> {
         let (listener, addr) = http::bind(listen).map_err(UserQuestionError::invalid_argument)?;
         if !addr.ip().is_loopback() {
-            eprintln!(
+            crate::log_line!(
                 "user-questions web: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token"
             );
         }
