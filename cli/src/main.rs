@@ -694,7 +694,7 @@ struct ServeArgs {
 
 /// `--public-url`: an http or https URL with a host, an optional port and path.
 fn public_url_parser(text: &str) -> Result<String, String> {
-    user_questions_web::http::public_origin(text)?;
+    user_questions_person::http::public_origin(text)?;
     Ok(text.to_owned())
 }
 
@@ -720,11 +720,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         None => std::env::var("UQ_TOKEN").ok().map(|t| ("$UQ_TOKEN", t)),
     };
     if let Some((from, token)) = &token
-        && !user_questions_web::http::token_fits(token)
+        && !user_questions_person::http::token_fits(token)
     {
         return command_error(
             "serve",
-            &format!("{from}: {}", user_questions_web::http::TOKEN_RULE),
+            &format!("{from}: {}", user_questions_person::http::TOKEN_RULE),
         );
     }
     let access = match &args.access {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use user_questions_hub::sqlite::SqliteStore;
 use user_questions_hub::store::{NewAsk, Store};
 use user_questions_hub::{Hub, HubConfig};
-use user_questions_web::access::{AccessControl, hash_token};
+use user_questions_person::access::{AccessControl, hash_token};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

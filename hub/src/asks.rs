@@ -28,9 +28,9 @@ use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
 };
 use user_questions::Respondent;
-use user_questions_web::access::AccessFile;
-use user_questions_web::events::{Audience, EventLog};
-use user_questions_web::http::{ApiError, ApiResult, Caller};
+use user_questions_person::access::AccessFile;
+use user_questions_person::events::{Audience, EventLog};
+use user_questions_person::http::{ApiError, ApiResult, Caller};
 
 /// The longest long poll.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -800,7 +800,7 @@ impl Asks {
             // Settled in the store (on another hub, not heard of yet): follow it.
             Ok(false) => self.apply(Change::Settled(ticket)).await,
             Err(e) => {
-                user_questions_web::log_line!(
+                user_questions_person::log_line!(
                     "user-questions hub: cannot renew the lease of question {ticket}: {e}"
                 );
             }
@@ -1142,13 +1142,13 @@ impl Asks {
                     self.finish(ticket, Status::Withdrawn, body.into(), None);
                 }
             }
-            Err(e) => user_questions_web::log_line!(
+            Err(e) => user_questions_person::log_line!(
                 "user-questions hub: cannot withdraw lapsed asks: {e}"
             ),
         }
         let retain = i64::try_from(self.config.retain.as_millis()).unwrap_or(i64::MAX);
         if let Err(e) = self.store.purge(now.saturating_sub(retain)).await {
-            user_questions_web::log_line!("user-questions hub: cannot delete old asks: {e}");
+            user_questions_person::log_line!("user-questions hub: cannot delete old asks: {e}");
         }
     }
 }
@@ -1219,7 +1219,7 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
-    use crate::sqlite::SqliteStore;
+    use crate::store::sqlite::SqliteStore;
 
     type Hook = Box<dyn FnOnce(&Asks, u64)>;
 

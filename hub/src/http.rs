@@ -1,6 +1,6 @@
 //! The HTTP side of the hub: §19's page and person-side API served from the store, and §20's
 //! asker side (`/api/v1/asks`). The security checks and headers, the page and the request
-//! plumbing are the web provider's (`user_questions_web::http`).
+//! plumbing are the web provider's (`user_questions_person::http`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use user_questions::{ErrorCode, UserQuestionError};
-use user_questions_web::events::EventLog;
-use user_questions_web::http::{
+use user_questions_person::events::EventLog;
+use user_questions_person::http::{
     Access, ApiError, ApiResult, Caller, OK_BODY, Questions, json_response, read_body,
 };
 
@@ -37,7 +37,7 @@ pub(crate) fn router(server: Arc<Server>) -> Router {
         .route("/api/v1/asks", post(ask))
         .route("/api/v1/asks/{ticket}", get(poll).delete(withdraw))
         .route("/a/{capability}", get(link_get).post(link_post));
-    user_questions_web::http::app(asker, server)
+    user_questions_person::http::app(asker, server)
 }
 
 // ---- the person's API -----------------------------------------------------------------------
@@ -79,7 +79,7 @@ impl Questions for Server {
 /// Parses the `{ticket}` of a path: a positive integer the store can hold, or the resource
 /// does not exist (also a `{ticket}` that cannot be decoded, `%FF`: 404 in the API's shape).
 fn ticket_of(path: Result<Path<String>, PathRejection>) -> Result<u64, ApiError> {
-    user_questions_web::http::ticket_in(path, Server::MAX_TICKET)
+    user_questions_person::http::ticket_in(path, Server::MAX_TICKET)
 }
 
 // ---- the asker's API ------------------------------------------------------------------------
@@ -272,7 +272,7 @@ async fn link(server: &Server, text: &str, answer: bool) -> Response {
         .to
         .as_deref()
         .and_then(|to| serde_json::from_str(to).ok());
-    if !user_questions_web::access::addressed_to(&person, to.as_deref()) {
+    if !user_questions_person::access::addressed_to(&person, to.as_deref()) {
         return page::not_valid();
     }
     let questions: Vec<user_questions::AskUserQuestionItem> =

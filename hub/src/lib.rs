@@ -28,8 +28,6 @@ mod asks;
 mod http;
 mod links;
 mod notify;
-pub mod postgres;
-pub mod sqlite;
 pub mod store;
 
 use std::net::{SocketAddr, TcpListener};
@@ -38,11 +36,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::oneshot;
-use user_questions_web::access::AccessControl;
-use user_questions_web::http as web;
+use user_questions_person::access::AccessControl;
+use user_questions_person::http as web;
 
-pub use store::{DEFAULT_STORE, Store, StoreError};
-pub use user_questions_web::MAX_BODY_BYTES;
+pub use store::{DEFAULT_STORE, Store, StoreError, postgres, sqlite};
+pub use user_questions_person::MAX_BODY_BYTES;
 
 /// The listen address used when none is given: loopback, a free port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
@@ -164,7 +162,7 @@ impl Hub {
         let listen = config.listen.as_str();
         let (listener, addr) = web::bind(listen).map_err(HubError)?;
         if !addr.ip().is_loopback() {
-            user_questions_web::log_line!(
+            user_questions_person::log_line!(
                 "user-questions hub: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token (put a TLS proxy in front)"
             );
         }
@@ -235,9 +233,9 @@ impl Hub {
                     if signals {
                         let _guard = runtime.enter();
                         if let Err(e) =
-                            user_questions_web::access::reload_on_sighup(control.clone())
+                            user_questions_person::access::reload_on_sighup(control.clone())
                         {
-                            user_questions_web::log_line!("user-questions hub: {e}");
+                            user_questions_person::log_line!("user-questions hub: {e}");
                         }
                     }
                     access = access.with_control(control);
@@ -380,7 +378,7 @@ fn run_server(
         };
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let app = http::router(server);
-        let mut graceful = Box::pin(user_questions_web::serve::serve(
+        let mut graceful = Box::pin(user_questions_person::serve::serve(
             listener,
             app,
             async move {
@@ -429,9 +427,9 @@ pub const ONE_TOKEN_WARNING: &str = "warning: one token lets askers answer their
 pub fn serve(config: HubConfig) -> Result<(), HubError> {
     let one_token = config.access.is_none();
     let hub = Hub::start_inner(config, true)?;
-    user_questions_web::log_line!("open {}", hub.url());
+    user_questions_person::log_line!("open {}", hub.url());
     if one_token {
-        user_questions_web::log_line!("{ONE_TOKEN_WARNING}");
+        user_questions_person::log_line!("{ONE_TOKEN_WARNING}");
     }
     hub.wait();
     Ok(())

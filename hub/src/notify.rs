@@ -10,7 +10,7 @@ use tokio::process::Command;
 pub(crate) fn spawn(command: String, ticket: u64, p: String) {
     tokio::spawn(async move {
         if let Err(message) = run(&command, p).await {
-            user_questions_web::log_line!(
+            user_questions_person::log_line!(
                 "user-questions hub: --on-question for question {ticket} failed: {message}"
             );
         }

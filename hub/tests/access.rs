@@ -14,8 +14,8 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context, Respondent};
 use user_questions_hub::{Hub, HubConfig};
+use user_questions_person::access::{AccessControl, hash_token};
 use user_questions_remote::RemoteProvider;
-use user_questions_web::access::{AccessControl, hash_token};
 
 const ALICE: &str = "alice-token_0123456789abcdef";
 const BOB: &str = "bob-token_0123456789abcdef";

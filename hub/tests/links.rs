@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use user_questions_hub::{Hub, HubConfig};
-use user_questions_web::access::{AccessControl, hash_token};
+use user_questions_person::access::{AccessControl, hash_token};
 
 const ALICE: &str = "alice-token_0123456789abcdef";
 const BOB: &str = "bob-token_0123456789abcdef";

@@ -916,7 +916,7 @@ fn ownership_addressing_and_links_hold_across_hubs() {
     let store = database("uq_access_across_hubs");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("access.toml");
-    let hash = user_questions_web::access::hash_token;
+    let hash = user_questions_person::access::hash_token;
     std::fs::write(
         &path,
         format!(
@@ -934,7 +934,7 @@ fn ownership_addressing_and_links_hold_across_hubs() {
     let p_file = dir.path().join("p.jsonl");
     let with_access = |notify: bool| {
         let control = std::sync::Arc::new(
-            user_questions_web::access::AccessControl::load(path.clone()).unwrap(),
+            user_questions_person::access::AccessControl::load(path.clone()).unwrap(),
         );
         let on_question = notify.then(|| format!("cat >> '{}'", p_file.display()));
         move |c: &mut HubConfig| {

@@ -352,7 +352,7 @@ fn a_file_of_the_first_version_is_migrated_and_its_asks_get_leases_when_a_hub_st
     let path = dir.path().join("v1.db");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(include_str!("../migrations/0001_asks.sql"))
+        conn.execute_batch(include_str!("../src/store/migrations/sqlite/0001_asks.sql"))
             .unwrap();
         conn.execute_batch(
             r#"CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);

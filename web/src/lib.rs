@@ -26,32 +26,11 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-/// `eprintln!` that never panics, for servers' log lines: a stderr whose reader went away
-/// (`uq serve 2>&-`, a closed pipe) fails the write, which must not take the server down.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! log_line {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-// Shared with the hub (crate `user-questions-hub`), which serves the same page and API: not
-// part of this crate's supported API.
 // The access file (§23): who may see and answer questions and who may post them, each known by
 // the SHA-256 of a token (documented in the module).
-pub mod access;
-#[doc(hidden)]
-pub mod assets;
-#[doc(hidden)]
-pub mod events;
-#[doc(hidden)]
-pub mod http;
-mod hub;
-#[doc(hidden)]
-pub mod serve;
-mod server;
+pub use user_questions_person::access;
+use user_questions_person::inbox::{InboxBackend, InboxLog};
+use user_questions_person::{http, serve};
 
 use std::fmt;
 use std::future::Future;
@@ -154,7 +133,7 @@ struct Shared {
     url: String,
     addr: SocketAddr,
     token: String,
-    hub: Arc<hub::Hub>,
+    hub: Arc<InboxLog>,
     /// Fires on close: every waiting ask is withdrawn.
     closed: AbortController,
     life: Mutex<Life>,
@@ -269,7 +248,7 @@ impl WebProvider {
     ) -> Result<WebProvider> {
         let (listener, addr) = http::bind(listen).map_err(UserQuestionError::invalid_argument)?;
         if !addr.ip().is_loopback() {
-            crate::log_line!(
+            user_questions_person::log_line!(
                 "user-questions web: listening on {addr} over plain HTTP: anyone on the network path can read the questions, the answers and the token"
             );
         }
@@ -294,12 +273,12 @@ impl WebProvider {
             })?;
 
         let inbox = QuestionInbox::new();
-        let hub = Arc::new(hub::Hub::default());
+        let hub = Arc::new(InboxLog::default());
         let subscription = {
             let hub = hub.clone();
             inbox.subscribe(move |event| hub.publish(event))
         };
-        let server = Arc::new(server::Server {
+        let server = Arc::new(InboxBackend {
             inbox: inbox.clone(),
             hub: hub.clone(),
             access: match control {
@@ -385,7 +364,7 @@ impl WebProvider {
 fn serve(
     runtime: tokio::runtime::Runtime,
     listener: TcpListener,
-    server: Arc<server::Server>,
+    server: Arc<InboxBackend>,
     stopped: oneshot::Receiver<()>,
 ) {
     runtime.block_on(async move {
@@ -393,7 +372,7 @@ fn serve(
             return;
         };
         let (signalled, on_signal) = tokio::sync::watch::channel(false);
-        let app = server::router(server);
+        let app = http::app(axum::Router::new(), server);
         let graceful = serve::serve(listener, app, async move {
             let _ = stopped.await;
             let _ = signalled.send(true);

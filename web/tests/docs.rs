@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use user_questions::ErrorCode;
+use user_questions_person::http::TOKEN_RULE;
 use user_questions_web::WebProvider;
-use user_questions_web::http::TOKEN_RULE;
 
 /// A file of the repository, its line breaks and Markdown code marks folded away.
 fn prose(path: &str) -> String {

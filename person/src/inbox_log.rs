@@ -10,15 +10,16 @@ use crate::events::EventLog;
 
 /// The inbox's pending questions (to write a question's P again when its deadline moves) and
 /// the event log they feed.
-pub(crate) struct Hub {
+pub struct InboxLog {
     questions: Mutex<BTreeMap<u64, PendingQuestion>>,
+    /// The log the event stream reads.
     pub events: EventLog,
 }
 
-impl Default for Hub {
+impl Default for InboxLog {
     /// Event ids start after this run's start time (see [`EventLog::starting_now`]).
-    fn default() -> Hub {
-        Hub {
+    fn default() -> InboxLog {
+        InboxLog {
             questions: Mutex::default(),
             events: EventLog::starting_now(),
         }
@@ -29,10 +30,10 @@ fn pending_data(question: &PendingQuestion) -> Arc<str> {
     serde_json::to_string(question).unwrap_or_default().into()
 }
 
-impl Hub {
+impl InboxLog {
     /// Numbers, logs and offers one inbox event. Called by the inbox's subscriber, in the
     /// inbox's order; never blocks.
-    pub(crate) fn publish(&self, event: &InboxEvent) {
+    pub fn publish(&self, event: &InboxEvent) {
         // Held while the event is logged, so that the log has the inbox's order.
         let mut questions = self.questions.lock().unwrap_or_else(|e| e.into_inner());
         match event {

@@ -1,5 +1,5 @@
-//! The web provider's side of §19's person API: the inbox's questions, settled through the
-//! inbox. The routes, the security layer and the page are [`crate::http`]'s.
+//! The person API over an inbox (§19): the inbox's questions, settled through the inbox. The
+//! routes, the security layer and the page are [`crate::http`]'s.
 
 use std::sync::Arc;
 
@@ -9,12 +9,15 @@ use user_questions::QuestionInbox;
 
 use crate::events::EventLog;
 use crate::http::{Access, ApiError, ApiResult, Caller, Questions, not_pending};
-use crate::hub::Hub;
+pub use crate::inbox_log::InboxLog;
 
-/// What every handler shares.
-pub(crate) struct Server {
+/// The backend of an inbox: what every handler shares.
+pub struct InboxBackend {
+    /// The inbox whose questions are served.
     pub inbox: QuestionInbox,
-    pub hub: Arc<Hub>,
+    /// Its events, numbered and logged for the event stream (fed by the inbox's subscriber).
+    pub hub: Arc<InboxLog>,
+    /// Who may call.
     pub access: Access,
 }
 
@@ -33,7 +36,7 @@ async fn settle<T: Send + 'static>(
     }
 }
 
-impl Questions for Server {
+impl Questions for InboxBackend {
     const MAX_TICKET: u64 = u64::MAX;
 
     fn access(&self) -> &Access {
@@ -83,7 +86,7 @@ impl Questions for Server {
     }
 }
 
-impl Server {
+impl InboxBackend {
     /// A pending ticket that is not addressed to `caller` is, for them, a ticket never issued
     /// (§23: 404 `NOT_PENDING`).
     fn visible(&self, caller: &Caller, ticket: u64) -> ApiResult<()> {
@@ -92,8 +95,4 @@ impl Server {
             _ => Ok(()),
         }
     }
-}
-
-pub(crate) fn router(server: Arc<Server>) -> axum::Router {
-    crate::http::app(axum::Router::new(), server)
 }

@@ -1,4 +1,4 @@
-//! The HTTP/1 loop shared by the web provider and the hub (`user_questions_web::serve`): a
+//! The HTTP/1 loop shared by the web provider and the hub (`user_questions_person::serve`): a
 //! client that is slow to send a request's head or body is cut off, and the server keeps
 //! serving others. Short limits here; the servers use `HEAD_TIMEOUT` and `BODY_TIMEOUT`.
 
@@ -13,8 +13,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use futures::StreamExt;
 use tokio::sync::{oneshot, watch};
-use user_questions_web::http::read_body_within;
-use user_questions_web::serve::serve_with;
+use user_questions_person::http::read_body_within;
+use user_questions_person::serve::serve_with;
 
 /// The limits the test server runs with.
 const HEAD: Duration = Duration::from_millis(200);

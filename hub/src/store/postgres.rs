@@ -29,30 +29,26 @@ use crate::store::{
 
 /// The schema's versions, applied in order and recorded in `schema_migrations`.
 const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (
-        1,
-        "asks",
-        include_str!("../migrations/postgres/0001_asks.sql"),
-    ),
+    (1, "asks", include_str!("migrations/postgres/0001_asks.sql")),
     (
         2,
         "lease",
-        include_str!("../migrations/postgres/0002_lease.sql"),
+        include_str!("migrations/postgres/0002_lease.sql"),
     ),
     (
         3,
         "request_id",
-        include_str!("../migrations/postgres/0003_request_id.sql"),
+        include_str!("migrations/postgres/0003_request_id.sql"),
     ),
     (
         4,
         "askers",
-        include_str!("../migrations/postgres/0004_askers.sql"),
+        include_str!("migrations/postgres/0004_askers.sql"),
     ),
     (
         5,
         "secrets",
-        include_str!("../migrations/postgres/0005_secrets.sql"),
+        include_str!("migrations/postgres/0005_secrets.sql"),
     ),
 ];
 
@@ -387,7 +383,7 @@ async fn open_client(url: &str) -> Result<Client, Unopened> {
     let (client, connection) = connect_to(url).await?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
-            user_questions_web::log_line!(
+            user_questions_person::log_line!(
                 "user-questions hub: the store's connection ended: {}",
                 describe(&e)
             );
@@ -436,7 +432,7 @@ async fn relisten(
             Some(slot) => *lock(&slot) = None,
             None => return,
         }
-        user_questions_web::log_line!(
+        user_questions_person::log_line!(
             "user-questions hub: lost the store's listening connection ({}); reconnecting",
             redact(&url)
         );
@@ -457,7 +453,7 @@ async fn relisten(
                     break;
                 }
                 Err(e) => {
-                    user_questions_web::log_line!(
+                    user_questions_person::log_line!(
                         "user-questions hub: cannot reopen the listening connection: {e}"
                     );
                     delay = (delay * 2).min(RELISTEN_AT_MOST);
@@ -551,7 +547,7 @@ impl PostgresStore {
                 None => Err("the listening connection is reconnecting".to_owned()),
             };
             if let Err(e) = result {
-                user_questions_web::log_line!(
+                user_questions_person::log_line!(
                     "user-questions hub: cannot announce {} to other hubs: {e}",
                     changes[i..].join(", ")
                 );

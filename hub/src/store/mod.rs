@@ -10,6 +10,10 @@
 //! number of hubs on one database, hearing each other's changes through
 //! [`take_changes`](Store::take_changes)).
 
+// The backends, each with its migrations in migrations/<backend>/.
+pub mod postgres;
+pub mod sqlite;
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -357,10 +361,10 @@ pub trait Store: Send + Sync + 'static {
 /// the store opened here alone (one hub per file, see [`SqliteStore::claim`]; a hub stopping
 /// may take up to two seconds to let it go). A PostgreSQL store needs a tokio runtime.
 ///
-/// [`SqliteStore::claim`]: crate::sqlite::SqliteStore::claim
+/// [`SqliteStore::claim`]: crate::store::sqlite::SqliteStore::claim
 pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
     const CLAIM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
-    use crate::sqlite::{SqliteStore, Sync};
+    use crate::store::sqlite::{SqliteStore, Sync};
     if let Some(rest) = url.strip_prefix("sqlite:") {
         let rest = rest.strip_prefix("//").unwrap_or(rest);
         let (path, query) = match rest.split_once('?') {
@@ -386,7 +390,7 @@ pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(
-            crate::postgres::PostgresStore::connect(url).await?,
+            crate::store::postgres::PostgresStore::connect(url).await?,
         ));
     }
     Err(StoreError(format!(

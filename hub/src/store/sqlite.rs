@@ -21,15 +21,23 @@ use crate::store::{
 
 /// The schema's versions, applied in order and recorded in `schema_migrations`.
 const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "asks", include_str!("../migrations/0001_asks.sql")),
-    (2, "lease", include_str!("../migrations/0002_lease.sql")),
+    (1, "asks", include_str!("migrations/sqlite/0001_asks.sql")),
+    (2, "lease", include_str!("migrations/sqlite/0002_lease.sql")),
     (
         3,
         "request_id",
-        include_str!("../migrations/0003_request_id.sql"),
+        include_str!("migrations/sqlite/0003_request_id.sql"),
     ),
-    (4, "askers", include_str!("../migrations/0004_askers.sql")),
-    (5, "secrets", include_str!("../migrations/0005_secrets.sql")),
+    (
+        4,
+        "askers",
+        include_str!("migrations/sqlite/0004_askers.sql"),
+    ),
+    (
+        5,
+        "secrets",
+        include_str!("migrations/sqlite/0005_secrets.sql"),
+    ),
 ];
 
 /// The most operations one transaction takes.
