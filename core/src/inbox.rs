@@ -22,8 +22,7 @@ use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem, Respondent};
 /// A question waiting in an inbox:
 /// `{"ticket":1,"questions":[…],"agentId"?:"…","askedAt":"…","expiresAt"?:"…","key"?:"…",
 /// "to"?:[…]}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct PendingQuestion {
     /// Positive, unique per inbox, increasing in arrival order.
@@ -31,19 +30,66 @@ pub struct PendingQuestion {
     /// The questions of the ask.
     pub questions: Arc<[AskUserQuestionItem]>,
     /// The asking agent's id, when an agent asked.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
     /// When the question arrived (RFC 3339 UTC with milliseconds).
     pub asked_at: String,
     /// When it expires (§16), if the ask has a deadline; moved by `extend`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// The request's resumable key (§20), if it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Who is to answer (§23), if the request says: person ids or group names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<Arc<[String]>>,
+}
+
+/// P of §19 — the one spelling of a pending question on the wire — over questions of any
+/// serializable shape: the inbox's items, or the JSON text a hub keeps them as
+/// (`serde_json::value::RawValue`, never parsed to be listed).
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingJson<'a, Q: Serialize + ?Sized> {
+    /// The ticket.
+    pub ticket: u64,
+    /// The questions of the ask.
+    pub questions: &'a Q,
+    /// The asking agent's id, when an agent asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<&'a str>,
+    /// When the question arrived (RFC 3339 UTC with milliseconds).
+    pub asked_at: &'a str,
+    /// When it expires, if the ask has a deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<&'a str>,
+    /// The request's resumable key, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<&'a str>,
+    /// Who is to answer, if the request says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<&'a [String]>,
+}
+
+impl<Q: Serialize + ?Sized> PendingJson<'_, Q> {
+    /// Its JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for PendingQuestion {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        PendingJson {
+            ticket: self.ticket,
+            questions: &*self.questions,
+            agent_id: self.agent_id.as_deref(),
+            asked_at: &self.asked_at,
+            expires_at: self.expires_at.as_deref(),
+            key: self.key.as_deref(),
+            to: self.to.as_deref(),
+        }
+        .serialize(serializer)
+    }
 }
 
 impl PendingQuestion {

@@ -54,6 +54,7 @@ pub mod time;
 pub mod tool;
 pub mod types;
 pub mod validate;
+pub mod wire;
 
 /// The tool `ask_user_question` (§9), under the name the spec uses.
 pub use tool as ask_user_question;

@@ -28,6 +28,8 @@ use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
 };
 use user_questions::Respondent;
+use user_questions::inbox::PendingJson;
+use user_questions::wire::settled_body;
 use user_questions_person::access::AccessFile;
 use user_questions_person::events::{Audience, EventLog};
 use user_questions_person::http::{ApiError, ApiResult, Caller};
@@ -69,30 +71,25 @@ struct Live {
 }
 
 impl Live {
-    /// P of §19: `{"ticket","questions","agentId"?,"askedAt","expiresAt"?,"key"?}`.
+    /// P of §19 (the core's spelling), its questions as the JSON text they are kept as.
     fn p(&self, ticket: u64) -> String {
-        let json = |text: &str| Value::String(text.to_owned()).to_string();
-        let mut p = String::with_capacity(self.questions.len() + 96);
-        p.push_str(&format!(
-            r#"{{"ticket":{ticket},"questions":{}"#,
-            self.questions
-        ));
-        if let Some(agent_id) = &self.agent_id {
-            p.push_str(&format!(r#","agentId":{}"#, json(agent_id)));
+        // Stored only after they were checked, so valid JSON; borrowed, not copied.
+        let Ok(questions) = serde_json::from_str::<&serde_json::value::RawValue>(&self.questions)
+        else {
+            return String::new();
+        };
+        let asked_at = rfc3339(self.asked_at);
+        let expires_at = self.expires_at.map(rfc3339);
+        PendingJson {
+            ticket,
+            questions,
+            agent_id: self.agent_id.as_deref(),
+            asked_at: &asked_at,
+            expires_at: expires_at.as_deref(),
+            key: self.key.as_deref(),
+            to: self.to.as_deref(),
         }
-        p.push_str(&format!(r#","askedAt":"{}""#, rfc3339(self.asked_at)));
-        if let Some(at) = self.expires_at {
-            p.push_str(&format!(r#","expiresAt":"{}""#, rfc3339(at)));
-        }
-        if let Some(key) = &self.key {
-            p.push_str(&format!(r#","key":{}"#, json(key)));
-        }
-        if let Some(to) = &self.to {
-            p.push_str(r#","to":"#);
-            p.push_str(&serde_json::to_string(to).unwrap_or_else(|_| "[]".into()));
-        }
-        p.push('}');
-        p
+        .to_json()
     }
 
     fn from_record(record: &AskRecord, lease: Option<Instant>) -> Live {
@@ -170,30 +167,6 @@ fn outcome_body(record: &AskRecord) -> String {
     }
 }
 
-/// The body of `GET /api/v1/asks/{ticket}` for a settled ask; `by` (JSON) names who cancelled
-/// it (§23; who answered is the answer's `respondent`).
-fn settled_body(
-    status: Status,
-    answer: Option<&str>,
-    message: Option<&str>,
-    by: Option<&str>,
-) -> String {
-    match status {
-        Status::Cancelled if by.is_some() => {
-            format!(r#"{{"status":"cancelled","by":{}}}"#, by.unwrap_or("null"))
-        }
-        Status::Answered => format!(
-            r#"{{"status":"answered","answer":{}}}"#,
-            answer.unwrap_or("null")
-        ),
-        Status::Failed => format!(
-            r#"{{"status":"failed","message":{}}}"#,
-            Value::String(message.unwrap_or_default().to_owned())
-        ),
-        other => format!(r#"{{"status":"{}"}}"#, other.as_str()),
-    }
-}
-
 /// What an asker's poll (`GET /api/v1/asks/{ticket}`) answers.
 pub(crate) struct Polled {
     /// The status body of §20: `{"status":"pending"}` or the outcome.
@@ -207,7 +180,7 @@ pub(crate) struct Polled {
 impl Polled {
     fn pending(expires_at: Option<i64>) -> Polled {
         Polled {
-            body: r#"{"status":"pending"}"#.to_owned(),
+            body: user_questions::wire::PENDING_BODY.to_owned(),
             expires_at: expires_at.map(rfc3339),
         }
     }

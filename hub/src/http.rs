@@ -24,7 +24,7 @@ use crate::store::{AskRecord, Status};
 
 /// The header of a pending poll that carries the ask's `expiresAt` when it has a deadline
 /// (docs/hub.md): the body stays `{"status":"pending"}` as §20 writes it.
-pub(crate) const EXPIRES_AT: HeaderName = HeaderName::from_static("uq-expires-at");
+pub(crate) const EXPIRES_AT: HeaderName = HeaderName::from_static(user_questions::wire::EXPIRES_AT);
 
 /// What every handler shares.
 pub(crate) struct Server {
@@ -86,7 +86,8 @@ fn ticket_of(path: Result<Path<String>, PathRejection>) -> Result<u64, ApiError>
 
 /// The header by which an asker names its `POST /api/v1/asks`, so that the same `POST` sent
 /// again (its reply was lost) gets the ask the first one stored (docs/hub.md).
-pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+pub(crate) const IDEMPOTENCY_KEY: HeaderName =
+    HeaderName::from_static(user_questions::wire::IDEMPOTENCY_KEY);
 
 /// The longest `Idempotency-Key` a hub takes, in bytes.
 pub const MAX_REQUEST_ID: usize = 256;

@@ -59,6 +59,7 @@ use std::time::{Duration, Instant, SystemTime};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use user_questions::wire::{AskStatus, EXPIRES_AT, IDEMPOTENCY_KEY};
 use user_questions::{
     AskUserQuestionAnswer, Deadline, ErrorCode, ProviderFuture, ProviderRequest, Result,
     UserQuestionError, UserQuestionProvider,
@@ -480,13 +481,6 @@ fn time_left_ms(deadline: &Deadline) -> u64 {
         .clamp(1, deadline.timeout_ms().max(1))
 }
 
-/// The header naming a `POST /api/v1/asks`, so that the hub stores the ask once however many
-/// times the `POST` is sent (docs/hub.md).
-const IDEMPOTENCY_KEY: &str = "idempotency-key";
-
-/// The header in which a hub sends a pending ask's `expiresAt` (docs/hub.md).
-const EXPIRES_AT: &str = "uq-expires-at";
-
 /// The hub's reply to one request.
 struct Reply {
     status: StatusCode,
@@ -668,18 +662,20 @@ impl Conn {
         value: &Value,
         deadline: Option<&Deadline>,
     ) -> Option<Result<AskUserQuestionAnswer>> {
-        Some(match value["status"].as_str() {
-            Some("pending") => return None,
-            Some("answered") => user_questions::parse::parse_provider_answer(&value["answer"]),
+        Some(match value["status"].as_str().and_then(AskStatus::parse) {
+            Some(AskStatus::Pending) => return None,
+            Some(AskStatus::Answered) => {
+                user_questions::parse::parse_provider_answer(&value["answer"])
+            }
             // Who cancelled, when the hub knew the person (§23).
-            Some("cancelled") => Err(UserQuestionError::cancelled_by(
+            Some(AskStatus::Cancelled) => Err(UserQuestionError::cancelled_by(
                 serde_json::from_value(value["by"].clone()).ok(),
             )),
-            Some("timed_out") => Err(UserQuestionError::timed_out(
+            Some(AskStatus::TimedOut) => Err(UserQuestionError::timed_out(
                 deadline.map_or(0, Deadline::timeout_ms),
             )),
-            Some("withdrawn") => Err(UserQuestionError::aborted()),
-            Some("failed") => Err(UserQuestionError::provider_failed(
+            Some(AskStatus::Withdrawn) => Err(UserQuestionError::aborted()),
+            Some(AskStatus::Failed) => Err(UserQuestionError::provider_failed(
                 value["message"].as_str().unwrap_or_default(),
             )),
             _ => Err(UserQuestionError::provider_failed(format!(

@@ -40,49 +40,8 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 /// The future a store operation returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = StoreResult<T>> + Send + 'a>>;
 
-/// Where an ask stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Waiting for the person.
-    Pending,
-    /// A valid answer was given.
-    Answered,
-    /// The person dismissed it.
-    Cancelled,
-    /// It failed with a message.
-    Failed,
-    /// Its deadline passed.
-    TimedOut,
-    /// The asker withdrew it (`DELETE`), or went away (its lease lapsed).
-    Withdrawn,
-}
-
-impl Status {
-    /// The status as the API and the database spell it (`pending`, `answered`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Answered => "answered",
-            Status::Cancelled => "cancelled",
-            Status::Failed => "failed",
-            Status::TimedOut => "timed_out",
-            Status::Withdrawn => "withdrawn",
-        }
-    }
-
-    /// The status spelled `text`, if any.
-    pub fn parse(text: &str) -> Option<Status> {
-        Some(match text {
-            "pending" => Status::Pending,
-            "answered" => Status::Answered,
-            "cancelled" => Status::Cancelled,
-            "failed" => Status::Failed,
-            "timed_out" => Status::TimedOut,
-            "withdrawn" => Status::Withdrawn,
-            _ => return None,
-        })
-    }
-}
+/// Where an ask stands (its spelling is the wire's, docs/reference.md §20).
+pub use user_questions::wire::AskStatus as Status;
 
 /// One ask as stored. Times are milliseconds since the Unix epoch.
 #[derive(Clone, Debug, PartialEq, Eq)]
