@@ -577,11 +577,7 @@ impl QuestionInbox {
         ms: i64,
         by: Option<Respondent>,
     ) -> Result<Option<String>> {
-        if !(1..=MAX_TIMEOUT_MS as i64).contains(&ms) {
-            return Err(UserQuestionError::invalid_argument(
-                "ms must be an integer from 1 to 2147483647",
-            ));
-        }
+        check_extend_ms(ms)?;
         let seq = {
             let mut state = relock(&self.inner.state);
             let last_ticket = state.last_ticket;
@@ -689,15 +685,38 @@ impl QuestionInbox {
 /// `ALREADY_RESOLVED` for a ticket once issued, `NOT_PENDING` for one never issued.
 fn not_pending_error(ticket: u64, last_ticket: u64) -> UserQuestionError {
     if ticket >= 1 && ticket <= last_ticket {
-        UserQuestionError::new(
-            ErrorCode::AlreadyResolved,
-            format!("question {ticket} is already resolved"),
-        )
+        already_resolved_error(ticket)
     } else {
-        UserQuestionError::new(
-            ErrorCode::NotPending,
-            format!("question {ticket} is not pending"),
-        )
+        not_pending_ticket_error(ticket)
+    }
+}
+
+/// `ALREADY_RESOLVED`: the ticket was issued and has settled (the inbox's wording, which the
+/// hub's person API shares).
+pub fn already_resolved_error(ticket: u64) -> UserQuestionError {
+    UserQuestionError::new(
+        ErrorCode::AlreadyResolved,
+        format!("question {ticket} is already resolved"),
+    )
+}
+
+/// `NOT_PENDING`: no such ticket was issued (or, for a person, none addressed to them).
+pub fn not_pending_ticket_error(ticket: u64) -> UserQuestionError {
+    UserQuestionError::new(
+        ErrorCode::NotPending,
+        format!("question {ticket} is not pending"),
+    )
+}
+
+/// The rule of `extend`: a whole number of milliseconds from 1 to 2147483647, else
+/// `INVALID_ARGUMENT` (shared by the inbox and the hub's person API).
+pub fn check_extend_ms(ms: i64) -> Result<()> {
+    if (1..=MAX_TIMEOUT_MS as i64).contains(&ms) {
+        Ok(())
+    } else {
+        Err(UserQuestionError::invalid_argument(
+            "ms must be an integer from 1 to 2147483647",
+        ))
     }
 }
 

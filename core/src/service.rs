@@ -19,10 +19,9 @@ use crate::answer::validate_answer;
 use crate::deadline::{Deadline, Expire};
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
 use crate::journal::{AskRecord, Journal};
-use crate::limits::check_question_limits;
-use crate::request::{AskUserQuestionRequest, ProviderRequest, check_key, check_to};
+use crate::request::{AskUserQuestionRequest, ProviderRequest};
 use crate::types::{AskUserQuestionAnswer, AskUserQuestionItem};
-use crate::validate::{check_not_empty, check_questions};
+use crate::validate::check_request;
 
 /// What a provider's [`ask`](UserQuestionProvider::ask) returns.
 pub type ProviderFuture =
@@ -346,36 +345,20 @@ impl UserQuestionService {
         &self,
         request: AskUserQuestionRequest,
     ) -> Result<(Arc<Registration>, AskUserQuestionRequest, Option<u64>)> {
-        check_question_limits(&request.questions)?;
-        let timeout_ms = request.timeout_ms()?;
-        if let Some(key) = &request.key {
-            check_key(key)?;
-        }
-        if let Some(to) = &request.to {
-            check_to(to)?;
-        }
-        if request.signal.as_ref().is_some_and(AbortSignal::is_aborted) {
-            return Err(UserQuestionError::aborted());
-        }
-        check_not_empty(&request.questions)?;
-        if let Some(agent) = &request.agent {
-            match self.inner.agents.standing(agent) {
-                Standing::Root => {}
-                Standing::Child => {
-                    return Err(UserQuestionError::new(
-                        ErrorCode::DelegatedCaller,
-                        messages::DELEGATED_CALLER,
-                    ));
-                }
-                Standing::NotLive => {
-                    return Err(UserQuestionError::new(
-                        ErrorCode::CallerNotLive,
-                        messages::CALLER_NOT_LIVE,
-                    ));
-                }
-            }
-        }
-        check_questions(&request.questions)?;
+        let timeout_ms = check_request(&request, || match &request.agent {
+            None => Ok(()),
+            Some(agent) => match self.inner.agents.standing(agent) {
+                Standing::Root => Ok(()),
+                Standing::Child => Err(UserQuestionError::new(
+                    ErrorCode::DelegatedCaller,
+                    messages::DELEGATED_CALLER,
+                )),
+                Standing::NotLive => Err(UserQuestionError::new(
+                    ErrorCode::CallerNotLive,
+                    messages::CALLER_NOT_LIVE,
+                )),
+            },
+        })?;
         let registration =
             self.inner.lock().current.clone().ok_or_else(|| {
                 UserQuestionError::new(ErrorCode::NoProvider, messages::NO_PROVIDER)

@@ -1,9 +1,12 @@
-//! The checks of §3 that depend only on the questions (#2 and #5a–#5c).
+//! The checks of §3 that depend only on the request (#2 and #5a–#5c, and [`check_request`]:
+//! all of them in order, as the service and a hub run them).
 
 use std::collections::HashSet;
 
 use crate::error::json_string;
 use crate::error::{ErrorCode, Result, UserQuestionError, messages};
+use crate::limits::check_question_limits;
+use crate::request::{AskUserQuestionRequest, check_key, check_to};
 use crate::types::AskUserQuestionItem;
 
 /// §3 #2: at least one question.
@@ -86,6 +89,33 @@ fn first_repeat<T>(items: &[T], key: impl Fn(&T) -> &str) -> Option<usize> {
 pub fn validate_questions(questions: &[AskUserQuestionItem]) -> Result<()> {
     check_not_empty(questions)?;
     check_questions(questions)
+}
+
+/// Every check of §3 that needs no provider, in their order: the input limits, the
+/// well-formedness of `timeout`, `key` and `to`, an already aborted signal (`ASK_ABORTED`), at
+/// least one question (#2), then `standing` — the caller's check (#3–#4: the service's live
+/// root agent; a hub, which knows no agents, passes `|| Ok(())`) — then the questions
+/// (#5a–#5c). The timeout in milliseconds when it passes. The one order both the service and
+/// the hub (`uq serve`) check a request in.
+pub fn check_request(
+    request: &AskUserQuestionRequest,
+    standing: impl FnOnce() -> Result<()>,
+) -> Result<Option<u64>> {
+    check_question_limits(&request.questions)?;
+    let timeout_ms = request.timeout_ms()?;
+    if let Some(key) = &request.key {
+        check_key(key)?;
+    }
+    if let Some(to) = &request.to {
+        check_to(to)?;
+    }
+    if request.signal.as_ref().is_some_and(|s| s.is_aborted()) {
+        return Err(UserQuestionError::aborted());
+    }
+    check_not_empty(&request.questions)?;
+    standing()?;
+    check_questions(&request.questions)?;
+    Ok(timeout_ms)
 }
 
 #[cfg(test)]

@@ -28,7 +28,9 @@ use crate::store::{
     AskRecord, Change, Created, NewAsk, Settled, Settlement, Status, Store, StoreError,
 };
 use user_questions::Respondent;
-use user_questions::inbox::PendingJson;
+use user_questions::inbox::{
+    PendingJson, already_resolved_error, check_extend_ms, not_pending_ticket_error,
+};
 use user_questions::wire::settled_body;
 use user_questions_person::access::AccessFile;
 use user_questions_person::events::{Audience, EventLog};
@@ -365,12 +367,9 @@ impl Asks {
 
     fn not_live(&self, ticket: u64) -> UserQuestionError {
         if ticket >= 1 && ticket <= self.last_ticket.load(Ordering::SeqCst) {
-            already_resolved(ticket)
+            already_resolved_error(ticket)
         } else {
-            UserQuestionError::new(
-                ErrorCode::NotPending,
-                format!("question {ticket} is not pending"),
-            )
+            not_pending_ticket_error(ticket)
         }
     }
 
@@ -444,7 +443,7 @@ impl Asks {
                     ));
                 }
             };
-            validate::validate_questions(&request.questions)?;
+            validate::check_request(&request, || Ok(()))?;
             Ok((request, agent_id))
         });
         let (request, agent_id) = match checked {
@@ -595,10 +594,7 @@ impl Asks {
         if admitted {
             Ok(())
         } else {
-            Err(UserQuestionError::new(
-                ErrorCode::NotPending,
-                format!("question {ticket} is not pending"),
-            ))
+            Err(not_pending_ticket_error(ticket))
         }
     }
 
@@ -614,10 +610,7 @@ impl Asks {
                 Some(record) if record.status == Status::Pending => self.adopt(&record),
                 Some(record) => return self.delivered(record).await,
                 None => {
-                    return Err(UserQuestionError::new(
-                        ErrorCode::NotPending,
-                        format!("question {ticket} is not pending"),
-                    ));
+                    return Err(not_pending_ticket_error(ticket));
                 }
             }
         }
@@ -712,10 +705,7 @@ impl Asks {
     async fn stored_outcome(&self, ticket: u64) -> Result<Polled> {
         match self.store.get(ticket).await.map_err(store_error)? {
             Some(record) => self.delivered(record).await,
-            None => Err(UserQuestionError::new(
-                ErrorCode::NotPending,
-                format!("question {ticket} is not pending"),
-            )),
+            None => Err(not_pending_ticket_error(ticket)),
         }
     }
 
@@ -743,10 +733,7 @@ impl Asks {
             // Taken a moment ago by another poll: failed now.
             None => match self.store.get(ticket).await.map_err(store_error)? {
                 Some(record) => Ok(Polled::of(&record)),
-                None => Err(UserQuestionError::new(
-                    ErrorCode::NotPending,
-                    format!("question {ticket} is not pending"),
-                )),
+                None => Err(not_pending_ticket_error(ticket)),
             },
         }
     }
@@ -805,7 +792,7 @@ impl Asks {
             None => return Err(self.not_live(ticket)),
         };
         if due && self.time_out(ticket).await? {
-            return Err(already_resolved(ticket));
+            return Err(already_resolved_error(ticket));
         }
         let (settlement, by) = match how {
             Settle::Answer(body, by) => {
@@ -853,10 +840,10 @@ impl Asks {
             // Its deadline passed a moment ago (the store tells by the settlement's time).
             Settled::TimedOut => {
                 self.finish_timed_out(ticket);
-                Err(already_resolved(ticket))
+                Err(already_resolved_error(ticket))
             }
             Settled::NotDue | Settled::AlreadySettled | Settled::Unknown => {
-                Err(already_resolved(ticket))
+                Err(already_resolved_error(ticket))
             }
         }
     }
@@ -878,7 +865,7 @@ impl Asks {
                 self.apply(Change::Extended(ticket)).await;
                 Ok(false)
             }
-            Settled::AlreadySettled | Settled::Unknown => Err(already_resolved(ticket)),
+            Settled::AlreadySettled | Settled::Unknown => Err(already_resolved_error(ticket)),
         }
     }
 
@@ -930,7 +917,7 @@ impl Asks {
                 self.adopt(&record);
                 Ok(())
             }
-            Some(_) => Err(already_resolved(ticket)),
+            Some(_) => Err(already_resolved_error(ticket)),
             None => {
                 if let Ok(last) = self.store.last_ticket().await {
                     self.last_ticket.fetch_max(last, Ordering::SeqCst);
@@ -1058,11 +1045,7 @@ impl Asks {
         ms: i64,
         by: Option<Respondent>,
     ) -> Result<Option<String>> {
-        if !(1..=i64::from(i32::MAX)).contains(&ms) {
-            return Err(UserQuestionError::invalid_argument(
-                "ms must be an integer from 1 to 2147483647",
-            ));
-        }
+        check_extend_ms(ms)?;
         self.find(ticket).await?;
         match self.lock().get(&ticket) {
             Some(entry) if entry.expires_at.is_none() => return Ok(None),
@@ -1151,13 +1134,6 @@ impl Drop for LeaseKeeper {
 /// A duration in whole milliseconds.
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn already_resolved(ticket: u64) -> UserQuestionError {
-    UserQuestionError::new(
-        ErrorCode::AlreadyResolved,
-        format!("question {ticket} is already resolved"),
-    )
 }
 
 fn plain(status: Status) -> Settlement {
