@@ -17,6 +17,10 @@ use user_questions_hub::{Hub, HubConfig};
 use user_questions_person::access::{AccessControl, hash_token};
 use user_questions_remote::RemoteProvider;
 
+mod common {
+    pub mod client;
+}
+
 const ALICE: &str = "alice-token_0123456789abcdef";
 const BOB: &str = "bob-token_0123456789abcdef";
 const CI: &str = "ci-token_0123456789abcdef";
@@ -66,18 +70,7 @@ fn fixture() -> Fixture {
     })
     .expect("start the hub");
     let base = format!("http://{}", hub.local_addr());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = {
-        let _guard = rt.enter();
-        Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap()
-    };
+    let (rt, client) = common::client::runtime_and_client();
     Fixture {
         dir,
         control,

@@ -17,6 +17,7 @@ use user_questions_hub::{Hub, HubConfig, MAX_BODY_BYTES};
 use user_questions_remote::RemoteProvider;
 
 mod common {
+    pub mod client;
     pub mod settle_race;
 }
 
@@ -48,20 +49,7 @@ fn fixture_with(adjust: impl FnOnce(&mut HubConfig)) -> Fixture {
     adjust(&mut cfg);
     let hub = Hub::start(cfg).expect("start the hub");
     let base = format!("http://{}", hub.local_addr());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = {
-        let _guard = rt.enter();
-        // No pooled connections: a restarted hub is a new server on the same address.
-        Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(0)
-            .build()
-            .unwrap()
-    };
+    let (rt, client) = common::client::runtime_and_client();
     Fixture {
         _dir: dir,
         store,
@@ -93,23 +81,6 @@ fn ask_body(id: &str) -> Value {
 
 fn answer_body(id: &str, label: &str) -> String {
     json!({"answers": [{"id": id, "selected": [label]}]}).to_string()
-}
-
-/// Starts an ask on its own thread; the receiver gets its settlement.
-fn ask(
-    ctx: &Context,
-    request: AskUserQuestionRequest,
-) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
-    let pending = ctx.user_questions().start(request);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let result = match pending {
-            Ok(p) => futures::executor::block_on(p),
-            Err(e) => Err(e),
-        };
-        let _ = tx.send(result);
-    });
-    rx
 }
 
 fn settled(rx: &mpsc::Receiver<Result<AskUserQuestionAnswer>>) -> Result<AskUserQuestionAnswer> {
@@ -771,51 +742,9 @@ fn security_on_every_endpoint() {
     assert_eq!(status, StatusCode::OK);
 }
 
-/// Sends `size` bytes to `path` over a raw connection (with `declared` as Content-Length, or
-/// chunked), reading the response while writing: the server may answer before it has read all.
-fn raw_upload(
-    addr: std::net::SocketAddr,
-    path: &str,
-    declared: Option<usize>,
-    size: usize,
-) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let length = match declared {
-        Some(n) => format!("Content-Length: {n}\r\n"),
-        None => "Transfer-Encoding: chunked\r\n".to_owned(),
-    };
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n{length}Connection: close\r\n\r\n"
-    );
-    let chunked = declared.is_none();
-    let sender = std::thread::spawn(move || {
-        writer.write_all(head.as_bytes())?;
-        let block = vec![b' '; 64 * 1024];
-        let mut sent = 0;
-        while sent < size {
-            let n = block.len().min(size - sent);
-            if chunked {
-                writer.write_all(format!("{n:x}\r\n").as_bytes())?;
-            }
-            writer.write_all(&block[..n])?;
-            if chunked {
-                writer.write_all(b"\r\n")?;
-            }
-            sent += n;
-        }
-        if chunked {
-            writer.write_all(b"0\r\n\r\n")?;
-        }
-        std::io::Result::Ok(())
-    });
-    let mut out = Vec::new();
-    let _ = stream.read_to_end(&mut out);
-    let _ = sender.join();
-    String::from_utf8_lossy(&out).into_owned()
-}
+#[path = "../../person/tests/support/shared.rs"]
+mod shared;
+use shared::ask;
 
 #[test]
 fn oversize_bodies_get_413() {
@@ -827,10 +756,16 @@ fn oversize_bodies_get_413() {
         "/api/v1/asks".to_owned(),
         format!("/api/v1/questions/{t}/answer"),
     ] {
-        let out = raw_upload(addr, &path, Some(MAX_BODY_BYTES + 1), MAX_BODY_BYTES + 1);
+        let out = shared::raw_upload(
+            addr,
+            &path,
+            TOKEN,
+            Some(MAX_BODY_BYTES + 1),
+            MAX_BODY_BYTES + 1,
+        );
         assert!(out.starts_with("HTTP/1.1 413"), "{path}: {out}");
         assert!(out.ends_with(too_large), "{out}");
-        let out = raw_upload(addr, &path, None, MAX_BODY_BYTES + 1024 * 1024);
+        let out = shared::raw_upload(addr, &path, TOKEN, None, MAX_BODY_BYTES + 1024 * 1024);
         assert!(out.starts_with("HTTP/1.1 413"), "{path} chunked: {out}");
         assert!(out.ends_with(too_large), "{out}");
     }

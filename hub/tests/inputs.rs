@@ -9,6 +9,10 @@ use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 use user_questions_hub::{Hub, HubConfig, MAX_BODY_BYTES};
 
+mod common {
+    pub mod client;
+}
+
 const TOKEN: &str = "hub-test-token_0123456789";
 
 struct Fixture {
@@ -33,15 +37,7 @@ fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let hub = start(dir.path(), "127.0.0.1:0");
     let base = format!("http://{}", hub.local_addr());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = {
-        let _guard = rt.enter();
-        Client::builder().pool_max_idle_per_host(0).build().unwrap()
-    };
+    let (rt, client) = common::client::runtime_and_client();
     Fixture {
         dir,
         hub: Some(hub),

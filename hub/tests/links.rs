@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 use user_questions_hub::{Hub, HubConfig};
 use user_questions_person::access::{AccessControl, hash_token};
 
+mod common {
+    pub mod client;
+}
+
 const ALICE: &str = "alice-token_0123456789abcdef";
 const BOB: &str = "bob-token_0123456789abcdef";
 const CI: &str = "ci-token_0123456789abcdef";
@@ -61,19 +65,7 @@ fn fixture_with(public_url: Option<&str>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let hub = start(dir.path(), public_url);
     let base = format!("http://{}", hub.local_addr());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = {
-        let _guard = rt.enter();
-        Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(0)
-            .build()
-            .unwrap()
-    };
+    let (rt, client) = common::client::runtime_and_client();
     Fixture {
         dir,
         hub: Some(hub),

@@ -5,18 +5,18 @@
 //! on any hub, also after every hub restarted. Needs `UQ_TEST_POSTGRES` (`postgres://user@host:port`, a server where the
 //! user may create databases): scripts/test-hub starts a throwaway cluster and sets it.
 
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-use user_questions::{
-    AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest,
-    Context, Result,
-};
+use user_questions::{AskUserQuestionItem, AskUserQuestionOption, AskUserQuestionRequest, Context};
 use user_questions_hub::{Hub, HubConfig};
 use user_questions_remote::RemoteProvider;
+
+#[path = "../../person/tests/support/shared.rs"]
+mod shared;
+use shared::ask;
 
 mod common {
     pub mod settle_race;
@@ -176,21 +176,6 @@ fn question(id: &str) -> AskUserQuestionItem {
             .collect(),
     );
     q
-}
-
-fn ask(
-    ctx: &Context,
-    request: AskUserQuestionRequest,
-) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
-    let pending = ctx.user_questions().start(request);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(match pending {
-            Ok(p) => futures::executor::block_on(p),
-            Err(e) => Err(e),
-        });
-    });
-    rx
 }
 
 const ASK: &str =

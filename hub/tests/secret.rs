@@ -11,6 +11,10 @@ use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context, Input
 use user_questions_hub::{Hub, HubConfig};
 use user_questions_remote::RemoteProvider;
 
+mod common {
+    pub mod client;
+}
+
 const TOKEN: &str = "hub-test-token_0123456789";
 const PATIENCE: Duration = Duration::from_secs(30);
 const SECRET: &str = "hunter2-0123456789";
@@ -36,15 +40,7 @@ fn fixture() -> Fixture {
     })
     .expect("start the hub");
     let base = format!("http://{}", hub.local_addr());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = {
-        let _guard = rt.enter();
-        Client::builder().build().unwrap()
-    };
+    let (rt, client) = common::client::runtime_and_client();
     Fixture {
         dir,
         hub: Some(hub),

@@ -66,23 +66,6 @@ fn question(id: &str, labels: &[&str]) -> AskUserQuestionItem {
     q
 }
 
-/// Starts an ask on its own thread; the receiver gets its settlement.
-fn ask(
-    ctx: &Context,
-    request: AskUserQuestionRequest,
-) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
-    let pending = ctx.user_questions().start(request);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let result = match pending {
-            Ok(p) => futures::executor::block_on(p),
-            Err(e) => Err(e),
-        };
-        let _ = tx.send(result);
-    });
-    rx
-}
-
 fn ask_one(f: &Fixture, id: &str) -> mpsc::Receiver<Result<AskUserQuestionAnswer>> {
     ask(
         &f.ctx,
@@ -172,60 +155,11 @@ fn assert_api_headers(response: &reqwest::Response) {
     assert_eq!(response.headers()["cache-control"], "no-store");
 }
 
-/// One raw HTTP/1.1 exchange, for headers a client library would fix (Host).
-fn raw(addr: std::net::SocketAddr, request: &str) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    let _ = stream.read_to_string(&mut out);
-    out
-}
-
-/// POSTs `size` bytes (with a Content-Length, or chunked) from another thread, which may find
-/// the connection closed once the server answered; returns the response.
-fn raw_upload(
-    addr: std::net::SocketAddr,
-    path: &str,
-    declared: Option<usize>,
-    size: usize,
-) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let length = match declared {
-        Some(n) => format!("Content-Length: {n}\r\n"),
-        None => "Transfer-Encoding: chunked\r\n".to_owned(),
-    };
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n{length}Connection: close\r\n\r\n"
-    );
-    let chunked = declared.is_none();
-    let sender = std::thread::spawn(move || {
-        writer.write_all(head.as_bytes())?;
-        let block = vec![b' '; 64 * 1024];
-        let mut sent = 0;
-        while sent < size {
-            let n = block.len().min(size - sent);
-            if chunked {
-                writer.write_all(format!("{n:x}\r\n").as_bytes())?;
-            }
-            writer.write_all(&block[..n])?;
-            if chunked {
-                writer.write_all(b"\r\n")?;
-            }
-            sent += n;
-        }
-        if chunked {
-            writer.write_all(b"0\r\n\r\n")?;
-        }
-        std::io::Result::Ok(())
-    });
-    let mut out = Vec::new();
-    let _ = stream.read_to_end(&mut out);
-    let _ = sender.join();
-    String::from_utf8_lossy(&out).into_owned()
-}
+/// What the contract suites share with the hub's (a raw HTTP/1.1 client, an ask on a thread).
+#[path = "../../person/tests/support/shared.rs"]
+mod shared;
+use shared::ask;
+use shared::raw;
 
 // ---- the event stream -----------------------------------------------------------------------
 
@@ -1156,9 +1090,10 @@ async fn bodies_over_8_mib_get_413() {
         "/api/v1/questions/1/extend",
     ] {
         // Declared with Content-Length: refused before the body is read.
-        let out = raw_upload(
+        let out = shared::raw_upload(
             f.web.local_addr(),
             path,
+            TOKEN,
             Some(MAX_BODY_BYTES + 1),
             MAX_BODY_BYTES + 1,
         );
@@ -1167,7 +1102,13 @@ async fn bodies_over_8_mib_get_413() {
         assert!(out.contains("content-security-policy: default-src 'self'"));
         assert!(out.ends_with(&too_large.to_string()), "{out}");
         // Streamed without a length (chunked): refused once 8 MiB were read.
-        let out = raw_upload(f.web.local_addr(), path, None, MAX_BODY_BYTES + 1024 * 1024);
+        let out = shared::raw_upload(
+            f.web.local_addr(),
+            path,
+            TOKEN,
+            None,
+            MAX_BODY_BYTES + 1024 * 1024,
+        );
         assert!(out.starts_with("HTTP/1.1 413"), "{path} chunked: {out}");
         assert!(out.ends_with(&too_large.to_string()), "{out}");
         assert_eq!(f.web.inbox().len(), 1);
