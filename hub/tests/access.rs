@@ -575,11 +575,10 @@ fn a_person_s_pages_hold_and_count_only_their_questions() {
     let (status, first) = f.call(Method::GET, "/api/v1/questions?limit=3", Some(ALICE), None);
     assert_eq!(status, StatusCode::OK, "{first}");
     let tickets = |body: &Value| -> Vec<u64> {
-        body["pending"]
-            .as_array()
-            .unwrap()
+        let pending = body["pending"].as_array().cloned().unwrap_or_default();
+        pending
             .iter()
-            .map(|p| p["ticket"].as_u64().unwrap())
+            .filter_map(|p| p["ticket"].as_u64())
             .collect()
     };
     assert_eq!(tickets(&first), mine[..3]);

@@ -2125,12 +2125,11 @@ async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
         async move {
             let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
             assert_eq!(status, StatusCode::OK, "{query} {body}");
-            let ids: Vec<u64> = body["pending"]
-                .as_array()
+            let ids = serde_json::from_value::<Vec<Value>>(body["pending"].clone())
                 .unwrap()
                 .iter()
-                .map(|p| p["ticket"].as_u64().unwrap())
-                .collect();
+                .filter_map(|p| p["ticket"].as_u64())
+                .collect::<Vec<u64>>();
             (ids, body["total"].as_u64(), body["more"].as_bool())
         }
     };
@@ -2155,31 +2154,15 @@ async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
     );
     assert_eq!(walk("after=0".into()).await.0, vec![2, 3, 4, 5, 6]);
 
-    for query in ["limit=0", "limit=1001", "limit=x", "limit=1&limit=1"] {
+    let bad_limits = ["limit=0", "limit=1001", "limit=x", "limit=1&limit=1"]
+        .map(|q| (q, "limit must be an integer from 1 to 1000"));
+    let bad_afters = ["after=-3", "after=1e3", "after=", "limit=10&after=a"]
+        .map(|q| (q, "after must be a ticket: an integer from 0"));
+    for (query, message) in bad_limits.into_iter().chain(bad_afters) {
         let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
         assert_eq!(
             (status, body),
-            (
-                StatusCode::BAD_REQUEST,
-                error(
-                    "INVALID_ARGUMENT",
-                    "limit must be an integer from 1 to 1000"
-                )
-            ),
-            "{query}"
-        );
-    }
-    for query in ["after=-3", "after=1e3", "after=", "limit=10&after=a"] {
-        let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
-        assert_eq!(
-            (status, body),
-            (
-                StatusCode::BAD_REQUEST,
-                error(
-                    "INVALID_ARGUMENT",
-                    "after must be a ticket: an integer from 0"
-                )
-            ),
+            (StatusCode::BAD_REQUEST, error("INVALID_ARGUMENT", message)),
             "{query}"
         );
     }
