@@ -34,7 +34,7 @@ use user_questions::inbox::{
 use user_questions::wire::settled_body;
 use user_questions_person::access::AccessFile;
 use user_questions_person::events::{Audience, EventLog};
-use user_questions_person::http::{ApiError, ApiResult, Caller};
+use user_questions_person::http::{ApiError, ApiResult, Caller, Listing, Paging};
 
 /// The longest long poll.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -379,25 +379,28 @@ impl Asks {
         self.events.close();
     }
 
-    /// `{"pending":[P…]}`. On a shared store, what the store holds as pending now: an ask
-    /// another hub acknowledged a moment ago is listed (and followed here from then on), one
-    /// settled elsewhere is not, without waiting for the announcement.
-    pub(crate) async fn pending_body(&self, caller: &Caller) -> Result<String> {
+    /// `{"pending":[P…]}`, or one page of it (§19's paging: see `Listing`). On a shared store,
+    /// what the store holds as pending now: an ask another hub acknowledged a moment ago is
+    /// listed (and followed here from then on), one settled elsewhere is not, without waiting
+    /// for the announcement.
+    pub(crate) async fn pending_body(
+        &self,
+        caller: &Caller,
+        paging: Option<Paging>,
+    ) -> Result<String> {
         if self.store.shared() {
             let pending = self.store.pending_deadlines().await.map_err(store_error)?;
             self.catch_up(&pending).await;
         }
         let live = self.lock();
-        let mut body = String::from(r#"{"pending":["#);
-        let seen = live.iter().filter(|(_, e)| caller.sees(e.to.as_deref()));
-        for (i, (ticket, entry)) in seen.enumerate() {
-            if i > 0 {
-                body.push(',');
+        let mut listing = Listing::new(paging, 0);
+        // A page writes only its own P's; every question the caller sees is counted.
+        for (ticket, entry) in live.iter().filter(|(_, e)| caller.sees(e.to.as_deref())) {
+            if listing.wants(*ticket) {
+                listing.push(&entry.p(*ticket));
             }
-            body.push_str(&entry.p(*ticket));
         }
-        body.push_str("]}");
-        Ok(body)
+        Ok(listing.finish())
     }
 
     /// The ask `asker` stored under `key`, when there is one (a re-ask resumes it whatever it

@@ -15,7 +15,7 @@ use axum::routing::{get, post};
 use user_questions::{ErrorCode, UserQuestionError};
 use user_questions_person::events::EventLog;
 use user_questions_person::http::{
-    Access, ApiError, ApiResult, Caller, OK_BODY, Questions, json_response, read_body,
+    Access, ApiError, ApiResult, Caller, OK_BODY, Paging, Questions, json_response, read_body,
 };
 
 use crate::asks::{Asks, MAX_WAIT_MS, Poster, Settle};
@@ -54,8 +54,8 @@ impl Questions for Server {
         &self.asks.events
     }
 
-    async fn pending_json(&self, caller: &Caller) -> ApiResult<String> {
-        Ok(self.asks.pending_body(caller).await?)
+    async fn pending_json(&self, caller: &Caller, paging: Option<Paging>) -> ApiResult<String> {
+        Ok(self.asks.pending_body(caller, paging).await?)
     }
 
     async fn answer(&self, caller: &Caller, ticket: u64, body: Bytes) -> ApiResult<()> {

@@ -553,3 +553,34 @@ fn a_remote_provider_with_an_asker_s_token_gets_the_answer_and_its_respondent() 
     assert_eq!(error.code(), user_questions::ErrorCode::AskCancelled);
     assert_eq!(error.by(), Some(&Respondent::new("alice", "Alice Martin")));
 }
+
+/// A person's pages hold only what is addressed to them, and `total` counts only those.
+#[test]
+fn a_person_s_pages_hold_and_count_only_their_questions() {
+    let f = fixture();
+    let mut mine = Vec::new();
+    for i in 0..4 {
+        let mut theirs = ask(&format!("bob-{i}"));
+        theirs["to"] = json!(["bob"]);
+        f.post(BOT, theirs);
+        mine.push(f.post(CI, ask(&format!("ops-{i}"))));
+    }
+    let (status, first) = f.call(Method::GET, "/api/v1/questions?limit=3", Some(ALICE), None);
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let tickets = |body: &Value| -> Vec<u64> {
+        let pending = body["pending"].as_array().cloned().unwrap_or_default();
+        pending
+            .iter()
+            .filter_map(|p| p["ticket"].as_u64())
+            .collect()
+    };
+    assert_eq!(tickets(&first), mine[..3]);
+    assert_eq!((&first["total"], &first["more"]), (&json!(4), &json!(true)));
+    let path = format!("/api/v1/questions?limit=3&after={}", mine[2]);
+    let (_, rest) = f.call(Method::GET, &path, Some(ALICE), None);
+    assert_eq!(tickets(&rest), mine[3..]);
+    assert_eq!((&rest["total"], &rest["more"]), (&json!(4), &json!(false)));
+    // An asker is refused before its query is read.
+    let reply = f.call(Method::GET, "/api/v1/questions?limit=0", Some(CI), None);
+    assert_eq!(refused(&reply).0, StatusCode::FORBIDDEN);
+}

@@ -2261,3 +2261,99 @@ fn a_remote_ask_and_its_answer_cross_the_hub_whole() {
     let got = settled(&rx).unwrap();
     assert_eq!(serde_json::to_value(&got).unwrap(), answer);
 }
+
+/// `GET /api/v1/questions` in pages (docs/reference.md §19): `limit` and `after` give a page of
+/// the pending asks in ticket order with `total` and `more`; each pending ask is on exactly one
+/// page while others arrive and leave; without either parameter the body is §19's, unchanged.
+#[test]
+fn the_list_comes_in_pages_after_a_ticket_and_the_unpaged_list_is_unchanged() {
+    let f = fixture();
+    let tickets: Vec<u64> = (0..7)
+        .map(|i| {
+            let mut body = ask_body(&format!("p{i}"));
+            body["key"] = json!(format!("page-{i}"));
+            f.post_ask(body)
+        })
+        .collect();
+    // (tickets of the page, total, more)
+    let page = |query: &str| {
+        let (status, body) = f.get(&format!("/api/v1/questions?{query}"));
+        assert_eq!(status, StatusCode::OK, "{query}: {body}");
+        let mut listed = Vec::new();
+        for p in body["pending"].as_array().into_iter().flatten() {
+            listed.push(p["ticket"].as_u64().unwrap());
+        }
+        (listed, body["total"].clone(), body["more"].clone())
+    };
+    assert_eq!(
+        page("limit=3"),
+        (tickets[..3].to_vec(), json!(7), json!(true))
+    );
+    let after = tickets[2];
+    assert_eq!(
+        page(&format!("limit=3&after={after}")),
+        (tickets[3..6].to_vec(), json!(7), json!(true))
+    );
+    // A ticket on an earlier page leaves, a new ask arrives: the next page is still the rest.
+    f.delete(&format!("/api/v1/asks/{}", tickets[0]));
+    let mut late = ask_body("late");
+    late["key"] = json!("page-late");
+    let late = f.post_ask(late);
+    assert_eq!(
+        page(&format!("after={}&limit=3", tickets[5])),
+        (vec![tickets[6], late], json!(7), json!(false))
+    );
+    // `after` alone pages by 100; an unknown parameter is ignored, as it always was.
+    assert_eq!(page("after=0").0.len(), 7);
+    assert_eq!(
+        page(&format!("after={late}")),
+        (vec![], json!(7), json!(false))
+    );
+    let (_, text) = {
+        let (status, _, text) = f.get_text("/api/v1/questions?sort=desc");
+        (status, text)
+    };
+    assert!(text.starts_with(r#"{"pending":[{"ticket":"#), "{text}");
+    assert!(
+        text.ends_with("}]}"),
+        "no paging fields unless asked: {text}"
+    );
+    let whole: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(whole.as_object().unwrap().len(), 1, "{text}");
+    assert_eq!(whole["pending"].as_array().unwrap().len(), 7);
+}
+
+/// Bad paging values are 400 `INVALID_ARGUMENT` in the error shape of §19, naming the parameter.
+#[test]
+fn bad_paging_values_are_400_naming_the_parameter() {
+    let f = fixture();
+    let limit = "limit must be an integer from 1 to 1000";
+    let after = "after must be a ticket: an integer from 0";
+    for (query, message) in [
+        ("limit=0", limit),
+        ("limit=1001", limit),
+        ("limit=-1", limit),
+        ("limit=ten", limit),
+        ("limit=", limit),
+        ("limit=1.5", limit),
+        ("limit=2&limit=2", limit),
+        ("limit=99999999999999999999999", limit),
+        ("after=-1", after),
+        ("after=x", after),
+        ("after=", after),
+        ("after=1&after=2", after),
+        ("after=18446744073709551616", after),
+        ("limit=5&after=%2B1", after),
+    ] {
+        let (status, body) = f.get(&format!("/api/v1/questions?{query}"));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
+        assert_eq!(
+            body,
+            json!({"error": {"code": "INVALID_ARGUMENT", "message": message}}),
+            "{query}"
+        );
+    }
+    let (status, body) = f.get("/api/v1/questions?limit=1000&after=18446744073709551615");
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"pending": [], "total": 0, "more": false}));
+}

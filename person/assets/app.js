@@ -89,10 +89,13 @@ function setStatus(text, kind = '') {
 }
 
 function refreshCount() {
-  const n = batches.size + queued.size;
-  document.title = n > 0 ? `(${n}) user-questions` : 'user-questions';
+  // Until the whole list is read, the count is the server's (the first page's `total`).
+  const n = listRead ? waiting.size : Math.max(waiting.size, totalHint);
+  const title = n > 0 ? `(${n}) user-questions` : 'user-questions';
+  if (document.title !== title) document.title = title;
   $('empty').hidden = n > 0;
-  $('title').textContent = n === 0 ? 'Questions for you' : n === 1 ? '1 question batch waiting' : `${n} question batches waiting`;
+  const heading = n === 0 ? 'Questions for you' : n === 1 ? '1 question batch waiting' : `${number.format(n)} question batches waiting`;
+  if ($('title').textContent !== heading) $('title').textContent = heading;
 }
 
 // ---- countdowns -------------------------------------------------------------------------------
@@ -907,92 +910,304 @@ function otherAsk(shown, p) {
   return shown.askedAt !== p.askedAt;
 }
 
-function addBatch(p) {
-  const shown = queued.get(p.ticket) || (batches.get(p.ticket) || {}).p;
-  if (shown && otherAsk(shown, p) && !(batches.get(p.ticket) || {}).busy) {
-    removeBatch(p.ticket, about('No longer waiting: ', shown), 'warn');
+/**
+ * Every pending batch the page knows, drawn or not: ticket → P, in ticket (arrival) order. Only
+ * a window of them is drawn (`batches` holds those drawn so far, kept while they are filtered
+ * out so that a half-filled form survives), so that thousands waiting cost a screenful.
+ */
+const waiting = new Map();
+/** Tickets the stream or an answer took off: a list read earlier never brings them back. */
+const gone = new Set();
+/** Whether `waiting` is in ticket order (a replayed older ticket can come late). */
+let inOrder = true;
+/** `total` of the last page read while the whole list was not read yet (the title's count). */
+let totalHint = 0;
+let listRead = false;
+
+/** How many batches the list shows at first, and how many more each "Show more" adds. */
+const WINDOW = 30;
+/** With several agents: the batches each agent's group shows at first, the groups at first. */
+const GROUP_WINDOW = 3;
+const GROUPS_WINDOW = 20;
+const STEP = 30;
+/** At most this many batches are drawn per task: a long window is drawn over several. */
+const DRAW_SLICE = 12;
+/** The filter box appears from this many waiting batches on (fewer need no search). */
+const FILTER_FROM = 6;
+
+function addBatch(p, fromList = false) {
+  if (fromList && gone.has(p.ticket)) return;
+  const shown = waiting.get(p.ticket);
+  if (shown && otherAsk(shown, p)) {
+    // A list read before the restart says nothing new; the stream brings the new run's.
+    if (fromList) return;
+    if (!(batches.get(p.ticket) || {}).busy) removeBatch(p.ticket, about('No longer waiting: ', shown), 'warn');
   }
-  const waiting = queued.get(p.ticket);
-  if (waiting) {
-    waiting.expiresAt = p.expiresAt;
+  if (!fromList) gone.delete(p.ticket);
+  const known = waiting.get(p.ticket);
+  if (known) {
+    if (fromList) return;
+    known.expiresAt = p.expiresAt;
+    const existing = batches.get(p.ticket);
+    if (existing) {
+      existing.p.expiresAt = p.expiresAt;
+      existing.deadline.hidden = !p.expiresAt;
+      showCountdown(existing, Date.now() + skew);
+    }
     return;
   }
-  if (queue.length > 0 && p.ticket > lastTicket) {
-    enqueue([p]);
-    return;
-  }
-  const existing = batches.get(p.ticket);
-  if (existing) {
-    existing.p.expiresAt = p.expiresAt;
-    existing.deadline.hidden = !p.expiresAt;
-    showCountdown(existing, Date.now() + skew);
-    return;
-  }
-  const b = render(p);
-  // Keep arrival order (tickets increase): new questions go last, a replayed older one in place.
-  const after = p.ticket > lastTicket ? undefined : [...batches.keys()].filter((t) => t > p.ticket).sort((x, y) => x - y)[0];
-  batches.set(p.ticket, b);
+  if (p.ticket < lastTicket) inOrder = false;
   lastTicket = Math.max(lastTicket, p.ticket);
-  if (after !== undefined) $('batches').insertBefore(b.section, batches.get(after).section);
-  else $('batches').append(b.section);
+  waiting.set(p.ticket, p);
   // Said to a screen reader (the page's title and list change silently).
-  $('announce').textContent = `New question: ${shortText(p)}`;
-  refreshCount();
-  showCountdown(b, Date.now() + skew);
+  if (!fromList) $('announce').textContent = `New question: ${shortText(p)}`;
+  scheduleLayout();
 }
+
+// ---- the window, the filter, the groups -----------------------------------------------------
+
+/** agent (null: none) → { section, count, list, more, limit } */
+const groups = new Map();
+let groupSeq = 0;
+let windowSize = WINDOW;
+let groupsShown = GROUPS_WINDOW;
+let layoutQueued = false;
+/** The ticket whose heading takes the focus once drawn (after "Show more"). */
+let focusNext = null;
+
+const moreButton = el('button', { type: 'button', class: 'show-more', id: 'show-more' });
+moreButton.addEventListener('click', () => extendWindow(true));
+const moreGroupsButton = el('button', { type: 'button', class: 'show-more', id: 'show-more-agents' });
+moreGroupsButton.addEventListener('click', () => {
+  groupsShown += GROUPS_WINDOW;
+  scheduleLayout();
+});
+/** Scrolled near the end of the list, it draws more by itself. */
+const nearEnd = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+  if (entries.some((e) => e.isIntersecting)) extendWindow(false);
+}, { rootMargin: '600px 0px' }) : null;
+if (nearEnd) nearEnd.observe(moreButton);
+
+function extendWindow(byHand) {
+  if (moreButton.hidden || !moreButton.isConnected) return;
+  if (byHand) focusAfterMore($('batches'));
+  windowSize += STEP;
+  scheduleLayout();
+}
+
+function scheduleLayout() {
+  if (layoutQueued) return;
+  layoutQueued = true;
+  setTimeout(layout, 0);
+}
+
+function groupKey(p) {
+  return typeof p.agentId === 'string' ? p.agentId : null;
+}
+
+/** The lower-case words a filter looks in: agent, headers and questions of the batch. */
+const haystacks = new Map();
+function haystack(p) {
+  let text = haystacks.get(p);
+  if (text === undefined) {
+    const parts = [p.agentId || ''];
+    for (const q of p.questions) parts.push(q.header || '', q.question || '');
+    text = parts.join('\n').toLowerCase();
+    haystacks.set(p, text);
+  }
+  return text;
+}
+
+function filterTerms() {
+  return $('filter').value.toLowerCase().split(/\s+/).filter((t) => t !== '');
+}
+
+function matches(p, terms) {
+  if (terms.length === 0) return true;
+  const text = haystack(p);
+  return terms.every((t) => text.includes(t));
+}
+
+function groupOf(key) {
+  let g = groups.get(key);
+  if (g) return g;
+  const id = `group-${++groupSeq}`;
+  const title = el('h2', { class: 'group-title', id, tabindex: -1 });
+  if (key === null) title.append('Asked without an agent');
+  else title.append('Asked by ', el('bdi', { text: key }));
+  const count = el('span', { class: 'group-count' });
+  const list = el('div', { class: 'group-list' });
+  const more = el('button', { type: 'button', class: 'show-more' });
+  g = { key, count, list, more, limit: GROUP_WINDOW, section: null };
+  more.addEventListener('click', () => {
+    g.limit += STEP;
+    focusAfterMore(list);
+    scheduleLayout();
+  });
+  g.section = el('section', { class: 'group', 'aria-labelledby': id, 'data-agent': key ?? '' }, el('div', { class: 'group-head' }, title, ' ', count), list, more);
+  groups.set(key, g);
+  return g;
+}
+
+/** Makes `parent`'s children exactly `nodes`, moving as few as it can (a moved node loses focus). */
+function placeChildren(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+  let cursor = parent.firstElementChild;
+  for (const node of nodes) {
+    if (node === cursor) cursor = cursor.nextElementSibling;
+    else parent.insertBefore(node, cursor);
+  }
+}
+
+const number = new Intl.NumberFormat();
 
 /**
- * Questions known but not drawn yet: a long list is drawn in slices, the first at once, so the
- * page shows its first screen (and the count in the title) without waiting for the rest.
+ * Draws the window of the list: the batches that match the filter, in arrival order, grouped by
+ * agent when more than one asks; at most DRAW_SLICE new batches per call (it calls itself again
+ * for the rest, so no task runs long).
  */
-const queue = [];
-const queued = new Map();
-const FIRST_SLICE = 20;
-const SLICE = 50;
-
-function enqueue(list) {
-  const idle = queue.length === 0;
-  for (const p of list) {
-    queue.push(p);
-    queued.set(p.ticket, p);
-    lastTicket = Math.max(lastTicket, p.ticket);
+function layout() {
+  layoutQueued = false;
+  if (!inOrder) {
+    const sorted = [...waiting.values()].sort((a, b) => a.ticket - b.ticket);
+    waiting.clear();
+    for (const p of sorted) waiting.set(p.ticket, p);
+    inOrder = true;
   }
-  refreshCount();
-  if (idle && queue.length > 0) drawSlice(FIRST_SLICE);
-}
-
-function drawSlice(size) {
-  const fragment = document.createDocumentFragment();
+  const terms = filterTerms();
+  const agents = new Set();
+  for (const p of waiting.values()) agents.add(groupKey(p));
+  const grouped = agents.size > 1;
+  for (const key of groups.keys()) if (!agents.has(key)) groups.delete(key);
+  const found = new Map();
+  let matched = 0;
+  for (const p of waiting.values()) {
+    if (!matches(p, terms)) continue;
+    matched++;
+    const key = grouped ? groupKey(p) : null;
+    let list = found.get(key);
+    if (!list) found.set(key, (list = []));
+    list.push(p);
+  }
+  let budget = DRAW_SLICE;
+  let unfinished = false;
   const now = Date.now() + skew;
-  for (const p of queue.splice(0, size)) {
-    queued.delete(p.ticket);
-    const b = render(p);
-    batches.set(p.ticket, b);
-    fragment.append(b.section);
-    showCountdown(b, now);
+  const sections = (list, limit) => {
+    const out = [];
+    for (const p of list.slice(0, limit)) {
+      let b = batches.get(p.ticket);
+      if (!b) {
+        if (budget === 0) {
+          unfinished = true;
+          break;
+        }
+        budget--;
+        b = render(p);
+        batches.set(p.ticket, b);
+        showCountdown(b, now);
+      }
+      out.push(b.section);
+    }
+    return out;
+  };
+  const main = $('batches');
+  main.classList.toggle('grouped', grouped);
+  if (!grouped) {
+    const list = found.get(null) || [];
+    const drawn = sections(list, windowSize);
+    const left = list.length - Math.min(list.length, windowSize);
+    moreButton.hidden = left === 0;
+    moreButton.textContent = `Show ${Math.min(STEP, left)} more (${number.format(left)} not shown yet)`;
+    placeChildren(main, left > 0 ? [...drawn, moreButton] : drawn);
+  } else {
+    const shownGroups = [...found.entries()].slice(0, groupsShown);
+    const nodes = [];
+    for (const [key, list] of shownGroups) {
+      const g = groupOf(key);
+      g.count.textContent = `${number.format(list.length)} waiting`;
+      const drawn = sections(list, g.limit);
+      const left = list.length - Math.min(list.length, g.limit);
+      g.more.hidden = left === 0;
+      g.more.textContent = `Show ${Math.min(STEP, left)} more from this agent (${number.format(left)} not shown yet)`;
+      placeChildren(g.list, drawn);
+      nodes.push(g.section);
+    }
+    const hiddenGroups = found.size - shownGroups.length;
+    moreGroupsButton.textContent = `Show more agents (${number.format(hiddenGroups)} not shown yet)`;
+    placeChildren(main, hiddenGroups > 0 ? [...nodes, moreGroupsButton] : nodes);
   }
-  $('batches').append(fragment);
-  if (queue.length > 0) setTimeout(() => drawSlice(SLICE), 0);
+  showFilterState(terms, matched);
+  refreshCount();
+  placeFocus();
+  if (unfinished) scheduleLayout();
 }
+
+/** After "Show more": the first batch it drew takes the focus (its heading), once drawn. */
+function placeFocus() {
+  if (focusNext === null) return;
+  const drawn = focusNext.scope.querySelectorAll('section.batch');
+  if (drawn.length <= focusNext.from) return;
+  drawn[focusNext.from].querySelector('h2').focus();
+  focusNext = null;
+}
+
+/** Where the focus goes once "Show more" in `scope` has drawn its first new batch. */
+function focusAfterMore(scope) {
+  focusNext = { scope, from: scope.querySelectorAll('section.batch').length };
+}
+
+function showFilterState(terms, matched) {
+  const box = $('filter-box');
+  const filter = $('filter');
+  const show = waiting.size >= FILTER_FROM || filter.value !== '' || document.activeElement === filter;
+  if (box.hidden === show) box.hidden = !show;
+  const status = $('filter-status');
+  const text = terms.length === 0 ? '' : matched === 0 ? 'No waiting batch matches.' : `${number.format(matched)} of ${number.format(waiting.size)} waiting batches ${matched === 1 ? 'matches' : 'match'}.`;
+  if (status.textContent !== text) status.textContent = text;
+}
+
+let filterTimer = null;
+$('filter').addEventListener('input', () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(scheduleLayout, 80);
+});
+$('filter').addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && e.target.value !== '') {
+    e.target.value = '';
+    scheduleLayout();
+  }
+});
+// "/" anywhere but in a field goes to the filter, as on many sites.
+document.addEventListener('keydown', (e) => {
+  const t = e.target;
+  const typing = t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+  if (e.key !== '/' || typing || e.ctrlKey || e.metaKey || e.altKey || $('filter-box').hidden) return;
+  e.preventDefault();
+  $('filter').focus();
+});
 
 /** Takes batch `ticket` off the page, with a notice when `text` is given; returns the notice. */
 function removeBatch(ticket, text, kind) {
-  const waiting = queued.get(ticket);
-  if (waiting) {
-    queued.delete(ticket);
-    queue.splice(queue.indexOf(waiting), 1);
-    const item = text ? notice(text, kind) : undefined;
-    refreshCount();
-    return item;
-  }
+  const p = waiting.get(ticket);
+  if (!p) return undefined;
+  waiting.delete(ticket);
+  haystacks.delete(p);
+  gone.add(ticket);
   const b = batches.get(ticket);
-  if (!b) return undefined;
-  const hadFocus = b.section.contains(document.activeElement) || (b.hadFocus && document.activeElement === document.body);
-  const next = b.section.nextElementSibling || b.section.previousElementSibling;
-  b.section.remove();
   batches.delete(ticket);
+  let hadFocus = false;
+  let next = null;
+  if (b && b.section.isConnected) {
+    hadFocus = b.section.contains(document.activeElement) || (b.hadFocus && document.activeElement === document.body);
+    const drawn = [...$('batches').querySelectorAll('section.batch')];
+    const at = drawn.indexOf(b.section);
+    next = drawn[at + 1] || drawn[at - 1] || null;
+    b.section.remove();
+  }
   const item = text ? notice(text, kind) : undefined;
   refreshCount();
+  scheduleLayout();
   if (hadFocus) {
     const heading = next && next.querySelector('h2');
     (heading || $('title')).focus();
@@ -1001,25 +1216,22 @@ function removeBatch(ticket, text, kind) {
 }
 
 function onResolved(ticket, outcome, by) {
-  const waiting = queued.get(ticket);
-  if (waiting) {
-    removeBatch(ticket, outcomeNotice(waiting, outcome, by), 'warn');
-    return;
-  }
+  gone.add(ticket);
   const b = batches.get(ticket);
-  if (!b) return;
+  const p = waiting.get(ticket);
+  if (!p) return;
   // Our own submission in flight: its response says whether we or another screen won.
-  if (b.busy) {
+  if (b && b.busy) {
     b.resolvedOutcome = outcome;
     b.resolvedBy = by || null;
     return;
   }
-  removeBatch(ticket, outcomeNotice(b.p, outcome, by), outcome === 'answered' ? 'info' : 'warn');
+  removeBatch(ticket, outcomeNotice(p, outcome, by), outcome === 'answered' ? 'info' : 'warn');
 }
 
 function onExtended(ticket, expiresAt) {
-  const waiting = queued.get(ticket);
-  if (waiting) waiting.expiresAt = expiresAt;
+  const p = waiting.get(ticket);
+  if (p) p.expiresAt = expiresAt;
   const b = batches.get(ticket);
   if (!b) return;
   b.p.expiresAt = expiresAt;
@@ -1027,30 +1239,66 @@ function onExtended(ticket, expiresAt) {
   showCountdown(b, Date.now() + skew);
 }
 
+/** Counts the reads of the list: a newer read makes an older one stop. */
+let listReads = 0;
+
 /**
- * Once a stream is open, drops what the server no longer has pending (resolved while no stream
- * was open). It only removes: the stream itself adds, so a late list never brings back a
- * question whose removal the stream already delivered.
+ * Reads the whole list, page by page (each `after` the last ticket of the one before, so a
+ * batch pending throughout is on exactly one page): adds what the page does not know yet —
+ * never what the stream has taken off — and, when `prune`, at the end takes off what was shown
+ * before the read began and is no longer pending (settled while no stream was open). It only
+ * removes what it knew before: a batch the stream brings meanwhile is newer than the list and
+ * stays. `then` runs after the first page (the first screen is drawn from it).
  */
-async function reconcile() {
-  // Only what was shown before the list was asked for: a question the stream brings while the
-  // list is on its way is newer than the list and stays.
-  const known = new Set([...batches.keys(), ...queued.keys()]);
-  const result = await fetchPending();
-  if (!Array.isArray(result)) return;
-  const live = new Set(result.map((p) => p.ticket));
-  for (const [ticket, b] of [...batches]) {
-    if (known.has(ticket) && !live.has(ticket) && !b.busy) removeBatch(ticket, about('No longer waiting: ', b.p), 'warn');
+async function readList({ first = PAGE_SIZE, prune = true, then = null } = {}) {
+  const run = ++listReads;
+  const known = new Set(waiting.keys());
+  const live = new Set();
+  let after = 0;
+  let limit = first;
+  for (;;) {
+    const page = await fetchPage(after, limit);
+    if (run !== listReads) return;
+    if (page === UNAUTHORIZED || page === null) {
+      if (then) then(page);
+      return;
+    }
+    if (!listRead) totalHint = page.total;
+    for (const p of page.pending) {
+      live.add(p.ticket);
+      addBatch(p, true);
+    }
+    refreshCount();
+    if (then) {
+      then(page);
+      then = null;
+    }
+    if (!page.more || page.pending.length === 0) break;
+    after = page.pending[page.pending.length - 1].ticket;
+    limit = PAGE_SIZE;
   }
-  for (const [ticket, p] of [...queued]) {
-    if (known.has(ticket) && !live.has(ticket)) removeBatch(ticket, about('No longer waiting: ', p), 'warn');
+  listRead = true;
+  if (!prune) return;
+  for (const [ticket, p] of [...waiting]) {
+    const b = batches.get(ticket);
+    if (known.has(ticket) && !live.has(ticket) && !(b && b.busy)) removeBatch(ticket, about('No longer waiting: ', p), 'warn');
   }
 }
 
-async function fetchPending() {
+/** Once a stream is open, reads the list again to drop what left while no stream was open. */
+function reconcile() {
+  readList();
+}
+
+/** The first page's size (the first screen), and every later page's (the API's largest). */
+const FIRST_PAGE = 50;
+const PAGE_SIZE = 1000;
+
+/** One page of the list: { pending, total, more }, UNAUTHORIZED, or null when it failed. */
+async function fetchPage(after, limit) {
   try {
     const before = Date.now();
-    const response = await fetch('/api/v1/questions', { credentials: 'same-origin' });
+    const response = await fetch(`api/v1/questions?after=${after}&limit=${limit}`, { credentials: 'same-origin' });
     if (response.status === 401) {
       setStatus('This page needs its link: open the URL with ?token=… that the program printed.', 'bad');
       return UNAUTHORIZED;
@@ -1064,7 +1312,7 @@ async function fetchPending() {
       skew = Math.abs(offset) > 2000 ? offset : 0;
     }
     const body = await response.json();
-    return body.pending;
+    return Array.isArray(body.pending) ? body : null;
   } catch {
     return null;
   }
@@ -1132,8 +1380,8 @@ function connect() {
     // The browser gave up on this stream (the server refused, or a proxy answered for it while
     // it is gone): find out why, and try again. Gone a while, the status says so, as above.
     setStatus(lostText() === LONG_LOST_TEXT ? LONG_LOST_TEXT : 'Disconnected. Retrying…', 'bad');
-    fetchPending().then((pending) => {
-      if (pending === UNAUTHORIZED) return;
+    fetchPage(0, 1).then((page) => {
+      if (page === UNAUTHORIZED) return;
       setTimeout(() => {
         if (source.readyState === EventSource.CLOSED) connect();
       }, 3000);
@@ -1144,12 +1392,13 @@ function connect() {
 refreshCount();
 setInterval(tick, 1000);
 showMe();
-// The list first, drawn at once (one insertion, however many are waiting); then the stream,
-// which replays what is pending (already shown) and brings every change after.
-fetchPending().then((pending) => {
-  if (pending === UNAUTHORIZED) return;
-  if (Array.isArray(pending)) {
-    enqueue(pending);
-  }
-  connect();
+// The first page of the list first, drawn at once; then the stream, which replays what is
+// pending (shown as it comes) and brings every change after; the rest of the list is read in
+// pages meanwhile, and again each time the stream opens.
+readList({
+  first: FIRST_PAGE,
+  prune: false,
+  then: (page) => {
+    if (page !== UNAUTHORIZED) connect();
+  },
 });

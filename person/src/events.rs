@@ -21,6 +21,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use user_questions::Respondent;
 
+use crate::http::{Listing, Paging};
+
 /// How many recent events are kept for resumes.
 pub const LOG_CAPACITY: usize = 8192;
 /// How many events a stream may be behind before it is disconnected.
@@ -303,23 +305,34 @@ impl EventLog {
 
     /// [`pending_json`](Self::pending_json) of the questions `filter` admits (§23).
     pub fn pending_json_for(&self, filter: &StreamFilter) -> String {
-        let parts: Vec<Arc<str>> = self
-            .lock()
-            .pending
-            .values()
-            .filter(|e| filter.as_ref().is_none_or(|admits| admits(e.to.as_deref())))
-            .map(|e| e.data.clone())
-            .collect();
-        let mut out = String::with_capacity(16 + parts.iter().map(|p| p.len() + 1).sum::<usize>());
-        out.push_str(r#"{"pending":["#);
-        for (i, part) in parts.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
+        self.pending_page_for(filter, None)
+    }
+
+    /// [`pending_json_for`](Self::pending_json_for), or one page of it (§19's paging, see
+    /// [`Listing`]).
+    pub fn pending_page_for(&self, filter: &StreamFilter, paging: Option<Paging>) -> String {
+        let mut listing = Listing::new(paging, 0);
+        let parts: Vec<Arc<str>> = {
+            let state = self.lock();
+            let seen = state
+                .pending
+                .iter()
+                .filter(|(_, e)| filter.as_ref().is_none_or(|admits| admits(e.to.as_deref())));
+            let mut parts = Vec::new();
+            for (&ticket, entry) in seen {
+                if listing.wants(ticket) {
+                    parts.push(entry.data.clone());
+                }
             }
-            out.push_str(part);
+            parts
+        };
+        // Each P was serialized once, when it arrived or its deadline moved: the body is built
+        // outside the lock.
+        listing.reserve(parts.iter().map(|p| p.len() + 1).sum());
+        for part in &parts {
+            listing.push(part);
         }
-        out.push_str("]}");
-        out
+        listing.finish()
     }
 
     /// Ends every stream (after the events already queued for it) and refuses new ones.

@@ -409,9 +409,13 @@ pub trait Questions: Send + Sync + 'static {
     /// The stream behind `GET /api/v1/events`.
     fn events(&self) -> &EventLog;
 
-    /// `GET /api/v1/questions`: `{"pending":[P…]}` of the questions `caller` sees (async: a
-    /// server may consult its store).
-    fn pending_json(&self, caller: &Caller) -> impl Future<Output = ApiResult<String>> + Send;
+    /// `GET /api/v1/questions`: `{"pending":[P…]}` of the questions `caller` sees, or with
+    /// `paging` one page of them (see [`Listing`]); async: a server may consult its store.
+    fn pending_json(
+        &self,
+        caller: &Caller,
+        paging: Option<Paging>,
+    ) -> impl Future<Output = ApiResult<String>> + Send;
 
     /// `POST /api/v1/questions/{ticket}/answer` with its body (at most [`MAX_BODY_BYTES`]),
     /// by `caller` (its respondent is recorded; a ticket it does not see is `NOT_PENDING`).
@@ -741,6 +745,152 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
+// ---- the list, in pages ---------------------------------------------------------------------
+
+/// The most questions one page of `GET /api/v1/questions` holds.
+pub const MAX_PAGE: usize = 1000;
+
+/// The page size when a query gives `after` without `limit`.
+pub const DEFAULT_PAGE: usize = 100;
+
+/// One page of `GET /api/v1/questions` (docs/reference.md §19): at most `limit` of the pending
+/// questions the caller sees whose ticket is above `after`, in ticket (arrival) order. The
+/// next page is `after` the last ticket of this one: a question pending throughout is on
+/// exactly one page, whatever arrives or leaves meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Paging {
+    /// Only tickets above this one (0: from the first).
+    pub after: u64,
+    /// At most this many questions, 1 to [`MAX_PAGE`].
+    pub limit: usize,
+}
+
+impl Paging {
+    /// The paging a query asks for: `None` when it has neither `limit` nor `after` (the whole
+    /// list, as §19 has always given it; other parameters are ignored). `limit` is an integer
+    /// from 1 to [`MAX_PAGE`] (default [`DEFAULT_PAGE`]), `after` a ticket (an integer from
+    /// 0, default 0), each given at most once; anything else is 400 `INVALID_ARGUMENT` naming
+    /// the parameter.
+    pub fn of_query(pairs: &[(String, String)]) -> Result<Option<Paging>, ApiError> {
+        let values = |name: &str| -> Vec<&str> {
+            pairs
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .collect()
+        };
+        let (limits, afters) = (values("limit"), values("after"));
+        if limits.is_empty() && afters.is_empty() {
+            return Ok(None);
+        }
+        let number = |values: &[&str]| -> Option<Option<u64>> {
+            match values {
+                [] => Some(None),
+                [text] if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+                    text.parse::<u64>().ok().map(Some)
+                }
+                _ => None,
+            }
+        };
+        let limit = match number(&limits) {
+            Some(None) => DEFAULT_PAGE,
+            Some(Some(n)) if (1..=MAX_PAGE as u64).contains(&n) => n as usize,
+            _ => return Err(Self::bad(LIMIT_RULE)),
+        };
+        let after = match number(&afters) {
+            Some(n) => n.unwrap_or(0),
+            None => return Err(Self::bad(AFTER_RULE)),
+        };
+        Ok(Some(Paging { after, limit }))
+    }
+
+    fn bad(message: &str) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", message)
+    }
+
+    /// 400 for a query that cannot be read at all.
+    fn unreadable() -> ApiError {
+        Self::bad("the query of GET /api/v1/questions cannot be read")
+    }
+}
+
+/// What `limit` must be: the message of the error when it is not.
+pub const LIMIT_RULE: &str = "limit must be an integer from 1 to 1000";
+/// What `after` must be: the message of the error when it is not.
+pub const AFTER_RULE: &str = "after must be a ticket: an integer from 0";
+
+/// The body of `GET /api/v1/questions`, written as the questions a caller sees are offered in
+/// ticket order: `{"pending":[P…]}` without paging (exactly as §19 gives it), and with paging
+/// `{"pending":[P…],"total":n,"more":b}` — `total` how many the caller sees in all, `more`
+/// whether there are questions after this page's last.
+pub struct Listing {
+    paging: Option<Paging>,
+    body: String,
+    /// How many [`wants`](Self::wants) took, and how many were pushed.
+    taken: usize,
+    shown: usize,
+    total: usize,
+    more: bool,
+}
+
+impl Listing {
+    /// An empty list, with room for about `bytes` of P's.
+    pub fn new(paging: Option<Paging>, bytes: usize) -> Listing {
+        let mut body = String::with_capacity(32 + bytes);
+        body.push_str(r#"{"pending":["#);
+        Listing {
+            paging,
+            body,
+            taken: 0,
+            shown: 0,
+            total: 0,
+            more: false,
+        }
+    }
+
+    /// Whether a question with `ticket` goes on the page: counts it among those the caller
+    /// sees, and returns `false` when it is before the page or after its end.
+    pub fn wants(&mut self, ticket: u64) -> bool {
+        self.total += 1;
+        match self.paging {
+            Some(paging) if ticket <= paging.after => false,
+            Some(paging) if self.taken == paging.limit => {
+                self.more = true;
+                false
+            }
+            _ => {
+                self.taken += 1;
+                true
+            }
+        }
+    }
+
+    /// Makes room for `bytes` more of P's.
+    pub fn reserve(&mut self, bytes: usize) {
+        self.body.reserve(bytes);
+    }
+
+    /// Adds a P that [`wants`](Self::wants) took.
+    pub fn push(&mut self, p: &str) {
+        if self.shown > 0 {
+            self.body.push(',');
+        }
+        self.body.push_str(p);
+        self.shown += 1;
+    }
+
+    /// The body.
+    pub fn finish(mut self) -> String {
+        self.body.push(']');
+        if self.paging.is_some() {
+            self.body
+                .push_str(&format!(r#","total":{},"more":{}"#, self.total, self.more));
+        }
+        self.body.push('}');
+        self.body
+    }
+}
+
 // ---- the person's API -----------------------------------------------------------------------
 
 /// `GET /api/v1/me`: who the page is signed in as (§23), `{"id","name"}` for a person of the
@@ -756,10 +906,15 @@ async fn me(Extension(caller): Extension<Caller>) -> Response {
 async fn list<S: Questions>(
     State(state): State<Arc<S>>,
     Extension(caller): Extension<Caller>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Response> {
+    let paging = match query {
+        Ok(Query(pairs)) => Paging::of_query(&pairs)?,
+        Err(_) => return Err(Paging::unreadable()),
+    };
     Ok(json_response(
         StatusCode::OK,
-        state.pending_json(&caller).await?,
+        state.pending_json(&caller, paging).await?,
     ))
 }
 

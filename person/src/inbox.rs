@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use user_questions::QuestionInbox;
 
 use crate::events::EventLog;
-use crate::http::{Access, ApiError, ApiResult, Caller, Questions, not_pending};
+use crate::http::{Access, ApiError, ApiResult, Caller, Paging, Questions, not_pending};
 pub use crate::inbox_log::InboxLog;
 
 /// The backend of an inbox: what every handler shares.
@@ -49,8 +49,8 @@ impl Questions for InboxBackend {
 
     /// The inbox's pending questions as the event stream has them: the inbox tells its
     /// subscribers before an operation returns, so this is never behind a settled request.
-    async fn pending_json(&self, caller: &Caller) -> ApiResult<String> {
-        Ok(self.hub.events.pending_json_for(&caller.filter()))
+    async fn pending_json(&self, caller: &Caller, paging: Option<Paging>) -> ApiResult<String> {
+        Ok(self.hub.events.pending_page_for(&caller.filter(), paging))
     }
 
     /// The respondent is the caller's, whatever the body says (§23: who answered is never

@@ -1,6 +1,7 @@
 // The page's first render with 1,000 pending questions in headless chromium, from the start of
 // navigation (median of 5 fresh tabs): until the first batches are on screen with the count in
-// the title, and until all 1,000 are on the page.
+// the title, and until the page's window of the list (its first 30 batches; the rest on "Show
+// more", docs/reference.md §19) is drawn.
 // `node bench.js` prints the figure; `node bench.js --check` renders 50 once and checks only.
 
 import { Server, launch } from './harness.js';
@@ -41,7 +42,8 @@ try {
     await page.goto(server.url, { waitUntil: 'commit' });
     await page.waitForFunction((n) => document.title === `(${n}) user-questions` && document.querySelector('section.batch'), count, { polling: 'raf', timeout: 60000 });
     firstTimes.push(await page.evaluate(() => performance.now()));
-    await page.waitForFunction((n) => document.querySelectorAll('section.batch').length === n, count, { polling: 100, timeout: 120000 });
+    const window = Math.min(count, 30);
+    await page.waitForFunction((n) => document.querySelectorAll('section.batch').length === n, window, { polling: 100, timeout: 120000 });
     times.push(await page.evaluate(() => performance.now()));
     if (await page.title() !== `(${count}) user-questions`) throw new Error(`title: ${await page.title()}`);
     if (problems.length) throw new Error(problems.join('\n'));
@@ -49,10 +51,10 @@ try {
   }
   times.sort((a, b) => a - b);
   firstTimes.sort((a, b) => a - b);
-  if (check) console.log(`web page bench self-check: ok (${count} batches rendered)`);
+  if (check) console.log(`web page bench self-check: ok (${count} pending, the window of ${Math.min(count, 30)} drawn)`);
   else {
     const mid = Math.floor(runs / 2);
-    console.log(`  page, ${count} pending, headless chromium (median of ${runs}): first screen ${firstTimes[mid].toFixed(0)} ms, all attached ${times[mid].toFixed(0)} ms`);
+    console.log(`  page, ${count} pending, headless chromium (median of ${runs}): first screen ${firstTimes[mid].toFixed(0)} ms, the window of 30 drawn ${times[mid].toFixed(0)} ms`);
   }
 } finally {
   await browser.close();

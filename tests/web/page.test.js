@@ -716,7 +716,7 @@ describe('the question page when the connection, the server or other screens get
     const listTaken = new Promise((r) => (taken = r));
     let release;
     const released = new Promise((r) => (release = r));
-    await page.route('**/api/v1/questions', async (route) => {
+    await page.route(/\/api\/v1\/questions(\?.*)?$/, async (route) => {
       lists += 1;
       if (lists !== 2) return route.continue();
       const response = await route.fetch();
@@ -1443,5 +1443,166 @@ describe('the question page with typed inputs and previews (§24)', () => {
       noProblems(page);
       await context.close();
     }
+  });
+});
+
+describe('the question page with many waiting (issue 30: a team hub)', () => {
+  /** Asks `count` batches named `prefix-i`, header `header`, from `agent` (none: no agent). */
+  function askMany(prefix, count, { agent, header = 'Deploy' } = {}) {
+    const names = [];
+    for (let i = 0; i < count; i++) {
+      const name = fresh(prefix);
+      names.push(name);
+      const request = { questions: [{ id: 'q', header, question: `Roll out build ${prefix}-${i}?`, options: [{ label: 'Yes' }, { label: 'No' }] }] };
+      if (agent) request.agentId = agent;
+      server.ask(name, request);
+    }
+    return names;
+  }
+
+  async function waitCount(page, n) {
+    await page.waitForFunction((count) => document.title === `(${count}) user-questions`, n, { timeout: 20000 });
+  }
+
+  it('reads the list in pages, the first at once and the rest after it, with no stream to bring them', async () => {
+    const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    await context.route('**/api/v1/events', (route) => route.abort());
+    const page = await context.newPage();
+    page.problems = [];
+    page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`));
+    const lists = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/v1/questions') lists.push(url.search);
+    });
+    askMany('paged', 75);
+    for (;;) {
+      const token = new URL(server.url).searchParams.get('token');
+      const { pending } = await (await fetch(`${server.base}/api/v1/questions`, { headers: { Authorization: `Bearer ${token}` } })).json();
+      if (pending.length === 75) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await page.goto(server.url);
+    await waitCount(page, 75);
+    assert.equal(lists[0], '?after=0&limit=50', 'the first page is small');
+    await page.waitForFunction(() => document.getElementById('filter-box').hidden === false);
+    // The last batch came on the second page: the filter finds it.
+    await page.getByLabel('Filter by agent, header or question').fill('paged-74');
+    await page.locator('section.batch', { hasText: 'paged-74?' }).waitFor();
+    assert.equal(await page.locator('section.batch').count(), 1);
+    assert.match(lists[1], /^\?after=\d+&limit=1000$/, `the page asked for more: ${lists}`);
+    assert.equal(Number(lists[1].match(/after=(\d+)/)[1]) > 0, true);
+    assert.equal(await page.locator('#filter-status').textContent(), '1 of 75 waiting batches matches.');
+    assert.deepEqual(page.problems, []);
+    await context.close();
+  });
+
+  it('draws a window of a long list and more on "Show more", which takes the focus to the first new one', async () => {
+    const { context, page } = await open(browser, server);
+    askMany('window', 70);
+    await waitCount(page, 70);
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 30);
+    const more = page.getByRole('button', { name: 'Show 30 more (40 not shown yet)' });
+    await more.waitFor();
+    await page.evaluate(() => document.getElementById('show-more').focus());
+    await page.keyboard.press('Enter');
+    // (Drawing them may bring the end of the list near the screen, which draws the rest too.)
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length >= 60);
+    const focused = await page.evaluate(() => {
+      const e = document.activeElement;
+      return [e.tagName, [...document.querySelectorAll('section.batch')].indexOf(e.closest('section.batch')) >= 30];
+    });
+    assert.deepEqual(focused, ['H2', true], 'a new batch has the focus, not the button');
+    // Scrolled to the end, the rest draws by itself.
+    await page.evaluate(() => document.getElementById('show-more')?.scrollIntoView());
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 70);
+    assert.equal(await page.locator('#show-more').count(), 0);
+    noProblems(page);
+    await context.close();
+  });
+
+  it('groups the list by agent when several ask, and back to one list when one is left', async () => {
+    const { context, page } = await open(browser, server);
+    const alpha = askMany('alpha', 2, { agent: 'alpha' });
+    askMany('beta', 5, { agent: 'beta' });
+    const bare = askMany('bare', 1, {});
+    await waitCount(page, 8);
+    const groups = page.locator('section.group');
+    await page.waitForFunction(() => document.querySelectorAll('section.group').length === 3);
+    assert.deepEqual(await page.locator('.group-title').allTextContents(), ['Asked by alpha', 'Asked by beta', 'Asked without an agent']);
+    assert.deepEqual(await page.locator('.group-count').allTextContents(), ['2 waiting', '5 waiting', '1 waiting']);
+    const beta = groups.nth(1);
+    assert.equal(await beta.getByRole('heading', { name: 'Asked by beta' }).count(), 1);
+    assert.equal(await beta.locator('section.batch').count(), 3, 'three per group at first');
+    await beta.getByRole('button', { name: 'Show 2 more from this agent (2 not shown yet)' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('section.group')[1].querySelectorAll('section.batch').length === 5);
+    assert.equal(await page.evaluate(() => document.activeElement.closest('section.batch') === document.querySelectorAll('section.group')[1].querySelectorAll('section.batch')[3]), true);
+    await shot(page, 'grouped-by-agent');
+    // Group names are text: a hostile agent id is shown as it is.
+    assert.equal(await groups.nth(0).locator('.group-title bdi').textContent(), 'alpha');
+    for (const name of [...alpha, ...bare]) server.withdraw(name);
+    await waitCount(page, 5);
+    await page.waitForFunction(() => document.querySelectorAll('section.group').length === 0);
+    assert.equal(await page.locator('#batches > section.batch').count(), 5, 'one agent left: one list');
+    noProblems(page);
+    await context.close();
+  });
+
+  it('filters by agent, header or question text from the keyboard, and fits a phone', async () => {
+    const { context, page } = await open(browser, server, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    askMany('filt', 4, { agent: 'builder', header: 'Release' });
+    askMany('other', 3, { agent: 'reviewer', header: 'Review' });
+    server.ask(fresh('hostile'), { agentId: 'reviewer', questions: [{ id: 'h', header: '<img src=x onerror=alert(1)>', question: 'Merge <b>now</b>?', options: [{ label: 'Yes' }] }] });
+    await waitCount(page, 8);
+    const filter = page.getByLabel('Filter by agent, header or question');
+    await filter.waitFor();
+    // "/" takes the focus to the filter; the first Tab from the top reaches it before the list.
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'filter');
+    await page.keyboard.type('review');
+    await page.waitForFunction(() => document.getElementById('filter-status').textContent === '4 of 8 waiting batches match.');
+    // Grouped by agent (two ask), each group shows three at first.
+    assert.equal(await page.locator('section.batch').count(), 3);
+    assert.deepEqual(await page.locator('.group-title').allTextContents(), ['Asked by reviewer']);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 6);
+    await page.keyboard.type('RELEASE filt-3');
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 1);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('<b>now');
+    await page.locator('section.batch', { hasText: 'Merge <b>now</b>?' }).waitFor();
+    assert.equal(await page.locator('section.batch b, section.batch img').count(), 0, 'text, never HTML');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('nothing like it');
+    await page.waitForFunction(() => document.getElementById('filter-status').textContent === 'No waiting batch matches.');
+    assert.equal(await page.locator('section.batch').count(), 0);
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.body.scrollWidth]);
+    assert.ok(widths.every((w) => w <= 390), `no horizontal scroll (${widths})`);
+    await shot(page, 'filter-phone', false);
+    await filter.fill('');
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 6);
+    noProblems(page);
+    await context.close();
+  });
+
+  it('keeps the list current from the stream while filtered, and keeps what was typed in a batch filtered out', async () => {
+    const { context, page } = await open(browser, server);
+    const names = askMany('live', 6, { header: 'Live' });
+    await waitCount(page, 6);
+    const first = batch(page, await ticketOf(page, 'live-0?'));
+    await first.getByLabel('Other answer for: Roll out build live-0?').fill('half typed');
+    await page.getByLabel('Filter by agent, header or question').fill('live-5');
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 1);
+    server.withdraw(names[5]);
+    await page.waitForFunction(() => document.getElementById('filter-status').textContent === 'No waiting batch matches.');
+    await waitCount(page, 5);
+    const [late] = askMany('live', 1, { header: 'Live' });
+    await waitCount(page, 6);
+    await page.getByLabel('Filter by agent, header or question').fill('live');
+    await page.waitForFunction(() => document.querySelectorAll('section.batch').length === 6);
+    assert.equal(await first.getByLabel('Other answer for: Roll out build live-0?').inputValue(), 'half typed');
+    server.withdraw(late);
+    noProblems(page);
+    await context.close();
   });
 });

@@ -10,7 +10,8 @@
 //! Prints `{"url":"http://…/?token=…"}` first. Then, per line on stdin:
 //!
 //! - `{"ask":"name","request":{"questions":[…],"timeoutMs"?:n,"key"?:…,"to"?:[…]}}` asks (the
-//!   request as on the wire; an `"agentId"` field asks as that root agent);
+//!   request as on the wire; an `"agentId"` field asks as that root agent, entered on its
+//!   first ask);
 //! - `{"withdraw":"name"}` withdraws that ask (its signal fires);
 //! - `{"close":true}` closes the provider (what waits settles `ASK_ABORTED`).
 //!
@@ -71,6 +72,7 @@ fn main() {
 
     let asks: Arc<Mutex<HashMap<String, AbortController>>> = Arc::default();
     let mut agents = Vec::new();
+    let mut entered: HashMap<String, Agent> = HashMap::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         if line.trim().is_empty() {
@@ -96,16 +98,25 @@ fn main() {
                 }
             };
             if let Some(id) = wire.get("agentId").and_then(Value::as_str) {
-                let agent = Agent::new(id);
-                match ctx.agents().enter(&agent, None) {
-                    Ok(detach) => agents.push(detach),
-                    Err(e) => {
-                        print(
-                            json!({ "ask": name, "error": { "code": e.code().name(), "message": e.message() } }),
-                        );
-                        continue;
+                // An agent that asked before asks again as itself (a second root of the same id
+                // would be AGENT_EXISTS).
+                let agent = match entered.get(id) {
+                    Some(agent) => Agent::clone(agent),
+                    None => {
+                        let agent = Agent::new(id);
+                        match ctx.agents().enter(&agent, None) {
+                            Ok(detach) => agents.push(detach),
+                            Err(e) => {
+                                print(
+                                    json!({ "ask": name, "error": { "code": e.code().name(), "message": e.message() } }),
+                                );
+                                continue;
+                            }
+                        }
+                        entered.insert(id.to_owned(), agent.clone());
+                        agent
                     }
-                }
+                };
                 request = request.with_agent(agent);
             }
             let controller = AbortController::new();

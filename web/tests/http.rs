@@ -2052,3 +2052,72 @@ async fn me_names_the_signed_in_person() {
         r#"{"answers":[{"id":"q","selected":["A"]}],"respondent":{"id":"alice","name":"Alice Martin"}}"#
     );
 }
+
+/// The inbox's list in pages (§19): `limit` questions `after` a ticket, with `total` and
+/// `more`; walking the pages while questions arrive and leave meets every question pending
+/// throughout once; bad values are 400 naming the parameter; no parameter, no new field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
+    let f = fixture();
+    let asks: Vec<_> = (0..5).map(|i| ask_one(&f, &format!("q{i}"))).collect();
+    wait_pending(&f, 5).await;
+    let walk = |query: String| {
+        let f = &f;
+        async move {
+            let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
+            assert_eq!(status, StatusCode::OK, "{query} {body}");
+            let ids = serde_json::from_value::<Vec<Value>>(body["pending"].clone())
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["ticket"].as_u64())
+                .collect::<Vec<u64>>();
+            (ids, body["total"].as_u64(), body["more"].as_bool())
+        }
+    };
+    assert_eq!(
+        walk("limit=2".into()).await,
+        (vec![1, 2], Some(5), Some(true))
+    );
+    // Ticket 1 (already seen) leaves and a sixth arrives between two pages.
+    f.web.inbox().cancel(1).unwrap();
+    let sixth = ask_one(&f, "q5");
+    wait_pending(&f, 5).await;
+    while f.web.inbox().pending().iter().all(|p| p.ticket != 6) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        walk("after=2&limit=2".into()).await,
+        (vec![3, 4], Some(5), Some(true))
+    );
+    assert_eq!(
+        walk("limit=1000&after=4".into()).await,
+        (vec![5, 6], Some(5), Some(false))
+    );
+    assert_eq!(walk("after=0".into()).await.0, vec![2, 3, 4, 5, 6]);
+
+    let bad_limits = ["limit=0", "limit=1001", "limit=x", "limit=1&limit=1"]
+        .map(|q| (q, "limit must be an integer from 1 to 1000"));
+    let bad_afters = ["after=-3", "after=1e3", "after=", "limit=10&after=a"]
+        .map(|q| (q, "after must be a ticket: an integer from 0"));
+    for (query, message) in bad_limits.into_iter().chain(bad_afters) {
+        let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
+        assert_eq!(
+            (status, body),
+            (StatusCode::BAD_REQUEST, error("INVALID_ARGUMENT", message)),
+            "{query}"
+        );
+    }
+    let (_, whole) = json_of(f.get("/api/v1/questions?other=1").await).await;
+    assert_eq!(
+        whole.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["pending"]
+    );
+    assert_eq!(whole["pending"].as_array().unwrap().len(), 5);
+
+    for ticket in 2..=6 {
+        f.web.inbox().cancel(ticket).unwrap();
+    }
+    for rx in asks.iter().chain([&sixth]) {
+        settled(rx).unwrap_err();
+    }
+}
