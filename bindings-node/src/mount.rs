@@ -48,7 +48,12 @@ fn invalid(message: impl Into<String>) -> napi::Error<crate::Code> {
 fn page_request(head: &str, body: Buffer) -> Result<PageRequest> {
     let head: Value =
         serde_json::from_str(head).map_err(|e| invalid(format!("a bad request head: {e}")))?;
-    let text = |key: &str| head.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let text = |key: &str| {
+        head.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     let headers = head
         .get("headers")
         .and_then(Value::as_array)
@@ -135,7 +140,9 @@ impl NativeMount {
         let future = Box::pin(async move {
             let response = response.await;
             let (body, stream) = match response.body {
-                PageBody::Whole(bytes) => (Some(String::from_utf8_lossy(&bytes).into_owned()), None),
+                PageBody::Whole(bytes) => {
+                    (Some(String::from_utf8_lossy(&bytes).into_owned()), None)
+                }
                 PageBody::Stream(stream) => {
                     relock(&streams).insert(id, Arc::new(stream));
                     (None, Some(id))

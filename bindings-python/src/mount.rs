@@ -111,13 +111,16 @@ impl PyMountedPage {
                 let headers: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)> = response
                     .headers
                     .iter()
-                    .map(|(n, v)| (PyBytes::new(py, n.as_bytes()), PyBytes::new(py, v.as_bytes())))
+                    .map(|(n, v)| {
+                        (
+                            PyBytes::new(py, n.as_bytes()),
+                            PyBytes::new(py, v.as_bytes()),
+                        )
+                    })
                     .collect();
                 let body = match response.body {
                     PageBody::Whole(bytes) => PyBytes::new(py, &bytes).into_any(),
-                    PageBody::Stream(stream) => {
-                        Bound::new(py, PyPageStream { stream })?.into_any()
-                    }
+                    PageBody::Stream(stream) => Bound::new(py, PyPageStream { stream })?.into_any(),
                 };
                 Ok((response.status, headers, body)
                     .into_pyobject(py)?

@@ -81,13 +81,15 @@ impl InboxLog {
         let subscription = inbox.subscribe(move |event| log.publish(event));
         let mut questions = self.questions.lock().unwrap_or_else(|e| e.into_inner());
         for question in inbox.pending() {
-            if !questions.contains_key(&question.ticket) {
+            if let std::collections::btree_map::Entry::Vacant(entry) =
+                questions.entry(question.ticket)
+            {
                 self.events.requested(
                     question.ticket,
                     pending_data(&question),
                     question.to.clone(),
                 );
-                questions.insert(question.ticket, question);
+                entry.insert(question);
             }
         }
         subscription

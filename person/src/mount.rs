@@ -109,16 +109,16 @@ pub fn person_of_json(value: &serde_json::Value) -> Result<Person, String> {
 pub async fn respond(app: Router, request: PageRequest) -> PageResponse {
     let response = match build(request) {
         Ok(request) => app.oneshot(request).await.unwrap_or_else(|e| match e {}),
-        Err(response) => response,
+        Err(response) => *response,
     };
     into_page_response(response).await
 }
 
 /// The `http::Request` of a [`PageRequest`], or the response it gets without the router.
-fn build(request: PageRequest) -> Result<Request<Body>, Response> {
+fn build(request: PageRequest) -> Result<Request<Body>, Box<Response>> {
     let with_headers = |mut response: Response| {
         http::secure(response.headers_mut());
-        response
+        Box::new(response)
     };
     let query = if request.query.is_empty() {
         String::new()

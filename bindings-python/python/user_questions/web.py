@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Union
 from urllib.parse import quote
 
 from . import _native
@@ -26,8 +26,8 @@ Person = Dict[str, Any]
 """What ``authenticate`` returns for a signed-in person: ``{"id": str, "name"?: str,
 "groups"?: [str]}`` (``name`` defaults to the id)."""
 
-Scope = Mapping[str, Any]
-Message = Dict[str, Any]
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Authenticate = Callable[[Scope], Union[Optional[Person], Awaitable[Optional[Person]]]]
