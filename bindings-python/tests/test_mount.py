@@ -94,72 +94,68 @@ async def _pending(inbox: uq.QuestionInbox, n: int) -> Dict[str, int]:
 
 async def test_fastapi_with_the_hosts_sign_in(ctx: uq.Context) -> None:
     async with _hosted(ctx) as hosted:
-        await _fastapi_with_the_hosts_sign_in(ctx, hosted)
-
-
-async def _fastapi_with_the_hosts_sign_in(
-    ctx: uq.Context, hosted: Tuple[uq.QuestionInbox, str]
-) -> None:
-    inbox, base = hosted
-    for_ops = asyncio.ensure_future(ctx.user_questions.ask(_question("ops", ["ops"])))
-    for_bob = asyncio.ensure_future(ctx.user_questions.ask(_question("bob", ["bob"])))
-    tickets = await _pending(inbox, 2)
-    alice = {"cookie": "user=alice"}
-    async with httpx.AsyncClient(base_url=base) as client:
-        # The host's own routes are its own.
-        health = await client.get("/health")
-        assert health.json() == {"ok": True}
-        assert "content-security-policy" not in health.headers
-        # Signed out, or refused by the host's sign-in: 401 in the API's shape.
-        for cookies in ({}, {"cookie": "user=mallory"}):
-            r = await client.get("/questions/api/v1/questions", headers=cookies)
-            assert r.status_code == 401
-            assert r.json()["error"]["code"] == "UNAUTHORIZED"
-            assert r.headers["content-security-policy"] == "default-src 'self'"
-        # The bare prefix leads to the page; the page is served under the prefix.
-        r = await client.get("/questions", headers=alice)
-        assert r.status_code in (307, 308) and r.headers["location"].endswith("/questions/")
-        page = await client.get("/questions/", headers=alice)
-        assert page.status_code == 200 and 'src="app.js"' in page.text
-        me = await client.get("/questions/api/v1/me", headers=alice)
-        assert me.json() == {"id": "alice", "name": "Alice Martin"}
-        # `to` enforced: alice sees the question for ops, not the one for bob.
-        listed = (await client.get("/questions/api/v1/questions", headers=alice)).json()
-        assert [p["questions"][0]["id"] for p in listed["pending"]] == ["ops"]
-        assert listed["pending"][0]["to"] == ["ops"]
-        path = f"/questions/api/v1/questions/{tickets['bob']}/answer"
-        body = {"answers": [{"id": "bob", "selected": ["A"]}]}
-        r = await client.post(path, json=body, headers={**alice, "origin": base})
-        assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_PENDING")
-        # The event stream, streamed: only alice's question.
-        async with client.stream(
-            "GET", "/questions/api/v1/events", headers=alice, timeout=20
-        ) as events:
-            assert events.headers["content-type"].startswith("text/event-stream")
-            text = ""
-            async for chunk in events.aiter_text():
-                text += chunk
-                if "event: requested" in text:
-                    break
-            assert '"id":"ops"' in text and '"id":"bob"' not in text
-        # A POST from another origin is refused.
-        path = f"/questions/api/v1/questions/{tickets['ops']}/answer"
-        body = {"answers": [{"id": "ops", "selected": ["A"]}]}
-        r = await client.post(path, json=body, headers={**alice, "origin": "https://evil.example"})
-        assert (r.status_code, r.json()["error"]["code"]) == (403, "FORBIDDEN")
-        # Answered as alice: she is the respondent, whatever the body says.
-        body["respondent"] = {"id": "mallory", "name": "Mallory"}
-        r = await client.post(path, json=body, headers={**alice, "origin": base})
-        assert r.status_code == 200 and r.json() == {"ok": True}
-        answer = await asyncio.wait_for(for_ops, 20)
-        assert answer["respondent"] == {"id": "alice", "name": "Alice Martin"}
-        # bob, signed in, answers his own; his name defaults to his id.
-        path = f"/questions/api/v1/questions/{tickets['bob']}/answer"
-        body = {"answers": [{"id": "bob", "selected": ["B"]}]}
-        r = await client.post(path, json=body, headers={"cookie": "user=bob"})
-        assert r.status_code == 200
-        answer = await asyncio.wait_for(for_bob, 20)
-        assert answer["respondent"] == {"id": "bob", "name": "bob"}
+        inbox, base = hosted
+        for_ops = asyncio.ensure_future(ctx.user_questions.ask(_question("ops", ["ops"])))
+        for_bob = asyncio.ensure_future(ctx.user_questions.ask(_question("bob", ["bob"])))
+        tickets = await _pending(inbox, 2)
+        alice = {"cookie": "user=alice"}
+        async with httpx.AsyncClient(base_url=base) as client:
+            # The host's own routes are its own.
+            health = await client.get("/health")
+            assert health.json() == {"ok": True}
+            assert "content-security-policy" not in health.headers
+            # Signed out, or refused by the host's sign-in: 401 in the API's shape.
+            for cookies in ({}, {"cookie": "user=mallory"}):
+                r = await client.get("/questions/api/v1/questions", headers=cookies)
+                assert r.status_code == 401
+                assert r.json()["error"]["code"] == "UNAUTHORIZED"
+                assert r.headers["content-security-policy"] == "default-src 'self'"
+            # The bare prefix leads to the page; the page is served under the prefix.
+            r = await client.get("/questions", headers=alice)
+            assert r.status_code in (307, 308) and r.headers["location"].endswith("/questions/")
+            page = await client.get("/questions/", headers=alice)
+            assert page.status_code == 200 and 'src="app.js"' in page.text
+            me = await client.get("/questions/api/v1/me", headers=alice)
+            assert me.json() == {"id": "alice", "name": "Alice Martin"}
+            # `to` enforced: alice sees the question for ops, not the one for bob.
+            listed = (await client.get("/questions/api/v1/questions", headers=alice)).json()
+            assert [p["questions"][0]["id"] for p in listed["pending"]] == ["ops"]
+            assert listed["pending"][0]["to"] == ["ops"]
+            path = f"/questions/api/v1/questions/{tickets['bob']}/answer"
+            body = {"answers": [{"id": "bob", "selected": ["A"]}]}
+            r = await client.post(path, json=body, headers={**alice, "origin": base})
+            assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_PENDING")
+            # The event stream, streamed: only alice's question.
+            async with client.stream(
+                "GET", "/questions/api/v1/events", headers=alice, timeout=20
+            ) as events:
+                assert events.headers["content-type"].startswith("text/event-stream")
+                text = ""
+                async for chunk in events.aiter_text():
+                    text += chunk
+                    if "event: requested" in text:
+                        break
+                assert '"id":"ops"' in text and '"id":"bob"' not in text
+            # A POST from another origin is refused.
+            path = f"/questions/api/v1/questions/{tickets['ops']}/answer"
+            body = {"answers": [{"id": "ops", "selected": ["A"]}]}
+            r = await client.post(
+                path, json=body, headers={**alice, "origin": "https://evil.example"}
+            )
+            assert (r.status_code, r.json()["error"]["code"]) == (403, "FORBIDDEN")
+            # Answered as alice: she is the respondent, whatever the body says.
+            body["respondent"] = {"id": "mallory", "name": "Mallory"}
+            r = await client.post(path, json=body, headers={**alice, "origin": base})
+            assert r.status_code == 200 and r.json() == {"ok": True}
+            answer = await asyncio.wait_for(for_ops, 20)
+            assert answer["respondent"] == {"id": "alice", "name": "Alice Martin"}
+            # bob, signed in, answers his own; his name defaults to his id.
+            path = f"/questions/api/v1/questions/{tickets['bob']}/answer"
+            body = {"answers": [{"id": "bob", "selected": ["B"]}]}
+            r = await client.post(path, json=body, headers={"cookie": "user=bob"})
+            assert r.status_code == 200
+            answer = await asyncio.wait_for(for_bob, 20)
+            assert answer["respondent"] == {"id": "bob", "name": "bob"}
 
 
 def _browser() -> Optional[List[str]]:
@@ -175,35 +171,31 @@ def _browser() -> Optional[List[str]]:
 
 async def test_answered_in_chromium_under_the_prefix(ctx: uq.Context) -> None:
     async with _hosted(ctx) as hosted:
-        await _answered_in_chromium_under_the_prefix(ctx, hosted)
-
-
-async def _answered_in_chromium_under_the_prefix(
-    ctx: uq.Context, hosted: Tuple[uq.QuestionInbox, str]
-) -> None:
-    command = _browser()
-    if command is None:
-        pytest.skip("needs chromium and tests/web/node_modules (scripts/test-web installs them)")
-    inbox, base = hosted
-    asked = asyncio.ensure_future(ctx.user_questions.ask(_question("ops", ["ops"])))
-    await _pending(inbox, 1)
-    browser = await asyncio.create_subprocess_exec(
-        *command,
-        f"{base}/questions/",
-        "A",
-        "user=alice",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(browser.communicate(), 120)
-    assert browser.returncode == 0, err.decode()
-    seen = json.loads(out)
-    assert seen["problems"] == []
-    assert "Alice Martin" in seen["me"]
-    assert seen["title"].startswith("(1)")
-    answer = await asyncio.wait_for(asked, 20)
-    assert answer["answers"] == [{"id": "ops", "selected": ["A"]}]
-    assert answer["respondent"] == {"id": "alice", "name": "Alice Martin"}
+        command = _browser()
+        if command is None:
+            pytest.skip(
+                "needs chromium and tests/web/node_modules (scripts/test-web installs them)"
+            )
+        inbox, base = hosted
+        asked = asyncio.ensure_future(ctx.user_questions.ask(_question("ops", ["ops"])))
+        await _pending(inbox, 1)
+        browser = await asyncio.create_subprocess_exec(
+            *command,
+            f"{base}/questions/",
+            "A",
+            "user=alice",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(browser.communicate(), 120)
+        assert browser.returncode == 0, err.decode()
+        seen = json.loads(out)
+        assert seen["problems"] == []
+        assert "Alice Martin" in seen["me"]
+        assert seen["title"].startswith("(1)")
+        answer = await asyncio.wait_for(asked, 20)
+        assert answer["answers"] == [{"id": "ops", "selected": ["A"]}]
+        assert answer["respondent"] == {"id": "alice", "name": "Alice Martin"}
 
 
 class _Client:

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optiona
 from urllib.parse import quote
 
 from . import _native
+from ._context import _settled
 from ._errors import UserQuestionError
 
 __all__ = ["ASGIApp", "Person", "asgi_app"]
@@ -177,16 +178,10 @@ async def _stream(stream: _native._PageStream, receive: Receive, send: Send) -> 
 
 
 async def _outcome_of(outcome: Any) -> Any:
-    """A native call's result at once, or a pending one's, awaited (withdrawn when the await
-    ends by an exception: the task cancelled)."""
+    """A native call's result at once, or a pending one's, awaited."""
     if not isinstance(outcome, _native._PendingAsk):
         return outcome
-    try:
-        return await outcome.future
-    except BaseException:
-        outcome.withdraw()
-        del outcome
-        raise
+    return await _settled(outcome)
 
 
 def asgi_app(
