@@ -420,6 +420,65 @@ export declare class RemoteProvider {
   readonly url: string
 }
 
+// ---- The page inside the host's own web app (docs/reference.md §25) ---------------------------
+
+/** The person the host's sign-in returned: who answered (§23), whom `to` is checked against. */
+export interface MountedPerson {
+  /** The person's id. */
+  id: string
+  /** Shown on the page and recorded with each answer; default: `id`. */
+  name?: string
+  /** The groups the person is in: questions addressed to one reach them. */
+  groups?: string[]
+}
+
+/** The host's own sign-in: the person making `request`, or `null` (401). */
+export type Authenticate = (
+  request: Request,
+) => MountedPerson | null | undefined | Promise<MountedPerson | null | undefined>
+
+/** Options of {@link createFetchHandler}. */
+export interface FetchHandlerOptions {
+  /** The host's sign-in; without it, `token` logs in as in §19. */
+  authenticate?: Authenticate | null
+  /** The one token (`GET <basePath>/?token=…`, or `Authorization: Bearer`); default: random. */
+  token?: string | null
+  /** Where the handler is mounted (`/questions`); default: the root. */
+  basePath?: string
+}
+
+/** A Fetch API handler of the page and person API, with the mount's token and `close()`. */
+export interface FetchHandler {
+  (request: Request): Promise<Response>
+  /** The one token; `null` with `authenticate`. */
+  readonly token: string | null
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /** Stops serving: open event streams end, later requests get 503. */
+  close(): void
+}
+
+/**
+ * The page and person API of `inbox` (§19) as a Fetch API handler (docs/reference.md §25), for
+ * Hono, Next.js route handlers or any Fetch server, under `basePath`, behind `authenticate`. The
+ * event stream is a `ReadableStream`; the request's `AbortSignal` ends it. Throws
+ * `INVALID_ARGUMENT` for `authenticate` and `token` together, or a token not of 1 to 256
+ * characters from `A-Z a-z 0-9 - . _ ~`.
+ */
+export declare function createFetchHandler(
+  inbox: QuestionInbox,
+  options?: FetchHandlerOptions,
+): FetchHandler
+
+/**
+ * A Fetch handler as a listener for `node:http` and Express (`app.use('/questions',
+ * toNodeHandler(handler))`, the handler's `basePath` the same; before any body parser). The client
+ * going away ends the event stream.
+ */
+export declare function toNodeHandler(
+  handler: (request: Request) => Promise<Response>,
+): (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => Promise<void>
+
 // ---- The tool (docs/reference.md §9) and answer checking (docs/reference.md §6) ----------------------------------
 
 /** A JSON Schema object (the tool's parameters). */

@@ -17,6 +17,7 @@ const { UserQuestionService } = require('./lib/service.js')
 const { TerminalProvider } = require('./lib/terminal.js')
 const { AskUserQuestionTool, validateAnswer } = require('./lib/tool.js')
 const { RemoteProvider, WebProvider } = require('./lib/web.js')
+const { createFetchHandler, toNodeHandler } = require('./lib/mount.js')
 
 exports.Context = Context
 exports.Agent = Agent
@@ -28,6 +29,8 @@ exports.AutoResponder = AutoResponder
 exports.TerminalProvider = TerminalProvider
 exports.WebProvider = WebProvider
 exports.RemoteProvider = RemoteProvider
+exports.createFetchHandler = createFetchHandler
+exports.toNodeHandler = toNodeHandler
 exports.AskUserQuestionTool = AskUserQuestionTool
 exports.validateAnswer = validateAnswer
 exports.CODES = CODES

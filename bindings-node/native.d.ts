@@ -202,6 +202,38 @@ export declare class NativeInbox {
   answerOnAnotherThread(ticket: number, answerJson: string): void
 }
 
+/** An inbox's page and person API, mounted (the native half of `createFetchHandler`). */
+export declare class NativeMount {
+  /**
+   * `host`: the host's sign-in decides who calls; else `token` (random when `null`).
+   * Throws `INVALID_ARGUMENT` for a token not of 1 to 256 characters from
+   * `A-Z a-z 0-9 - . _ ~`.
+   */
+  constructor(inbox: NativeInbox, token: string | undefined | null, host: boolean)
+  /** The one token; `null` with the host's sign-in. */
+  get token(): string | null
+  /** Whether `close()` was called. */
+  get closed(): boolean
+  /** Event streams open now. */
+  get eventStreams(): number
+  /**
+   * Answers one request (`head`: JSON, see the JS layer): JSON text `{"status","headers":
+   * [[n,v]…],"body":text|null,"stream":n|null}`, at once or as a Promise. Throws
+   * `INVALID_ARGUMENT` when the person `authenticate` returned is not `{"id": string,
+   * "name"?: string, "groups"?: string[]}`.
+   */
+  handle(head: string, body: Buffer): string | Promise<string>
+  /**
+   * The next chunk of event stream `stream` as JSON text: a string, or `null` at its end
+   * (then the stream is let go).
+   */
+  next(stream: number): string | Promise<string>
+  /** Ends event stream `stream` (the client went away): a chunk waited for is `null`. */
+  closeStream(stream: number): void
+  /** Stops serving: open event streams end, later requests get 503. Never waits. */
+  close(): void
+}
+
 /** The waiting calls of JS providers; the JS layer settles each through `settle`. */
 export declare class NativeProviderCalls {
   /** An empty table. */

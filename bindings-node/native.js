@@ -840,6 +840,7 @@ module.exports.NativeAgent = nativeBinding.NativeAgent
 module.exports.NativeAutoResponder = nativeBinding.NativeAutoResponder
 module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeInbox = nativeBinding.NativeInbox
+module.exports.NativeMount = nativeBinding.NativeMount
 module.exports.NativeProviderCalls = nativeBinding.NativeProviderCalls
 module.exports.NativeRegistration = nativeBinding.NativeRegistration
 module.exports.NativeRemoteProvider = nativeBinding.NativeRemoteProvider

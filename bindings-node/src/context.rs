@@ -367,7 +367,7 @@ fn tool_options(text: &str) -> user_questions::Result<(Option<Duration>, Option<
 /// lost: every future polled here (the core's `PendingAsk`, the `futures` oneshot receivers
 /// behind the inbox, terminal and JS providers, napi's `Promise`) registers the waker of each
 /// poll and checks its state after doing so.
-fn settle_now_or_spawn<'env, F, T>(
+pub(crate) fn settle_now_or_spawn<'env, F, T>(
     env: &'env Env,
     mut future: F,
     to_text: fn(T) -> String,

@@ -82,3 +82,20 @@ test('inbox-ui.mjs: two UIs on one inbox, first answer wins, withdrawals leave b
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('mounted-page.mjs: the page in Express and in Hono, answered as the signed-in person', () => {
+  const dir = scratch()
+  try {
+    for (const name of ['express', 'hono', '@hono']) {
+      fs.symlinkSync(path.resolve(__dirname, '..', 'node_modules', name), path.join(dir, 'node_modules', name), 'dir')
+    }
+    const file = path.join(dir, 'mounted-page.mjs')
+    fs.copyFileSync(path.join(EXAMPLES, 'mounted-page.mjs'), file)
+    const result = spawnSync(process.execPath, [file, '--check'], { encoding: 'utf8', timeout: 20000 })
+    assert.equal(result.status, 0, result.stderr)
+    const answer = '{"answers":[{"id":"deploy","selected":["Deploy"]}],"respondent":{"id":"alice","name":"Alice Martin"}}'
+    assert.equal(result.stdout, `express: 200 ${answer}\nhono: 200 ${answer}\n`)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

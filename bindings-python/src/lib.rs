@@ -8,7 +8,8 @@
 //! Python providers run on the asking thread and, when they return an awaitable, as asyncio
 //! tasks (`provider.rs`). The terminal provider (`terminal.rs`) runs its own terminal thread,
 //! from the core's `user-questions-terminal` crate; the web and remote providers (`web.rs`,
-//! `remote.rs`) likewise run on threads of their own.
+//! `remote.rs`) likewise run on threads of their own, and so does the page mounted in a host's
+//! ASGI app (`mount.rs`).
 
 use pyo3::prelude::*;
 
@@ -21,6 +22,7 @@ mod foreign;
 mod handoff;
 mod inbox;
 mod loop_future;
+mod mount;
 mod provider;
 mod remote;
 mod service;
@@ -47,6 +49,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<terminal::PyTerminalProvider>()?;
     m.add_class::<web::PyWebProvider>()?;
     m.add_class::<remote::PyRemoteProvider>()?;
+    m.add_class::<mount::PyMountedPage>()?;
+    m.add_class::<mount::PyPageStream>()?;
     m.add_class::<service::PyContext>()?;
     m.add_class::<service::PyService>()?;
     m.add_class::<service::PyProviderRegistration>()?;

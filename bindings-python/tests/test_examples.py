@@ -11,8 +11,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
 def _run(name: str) -> str:
+    return _run_with(name)
+
+
+def _run_with(name: str, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-W", "error", str(EXAMPLES / name)],
+        [sys.executable, "-W", "error", str(EXAMPLES / name), *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -71,3 +75,9 @@ def test_the_readme_reads_on_its_own_and_links_the_repository() -> None:
     assert f"<{repository[1]}>" in readme
     pyproject = (BINDING / "pyproject.toml").read_text(encoding="utf-8")
     assert f'Repository = "{repository[1]}"' in pyproject
+
+
+def test_fastapi_app_example() -> None:
+    out = _run_with("fastapi_app.py", "--check")
+    assert "answered: 200 {'ok': True}" in out
+    assert "'respondent': {'id': 'alice', 'name': 'Alice Martin'}" in out

@@ -819,12 +819,12 @@ async function submitBatch(b) {
     if (focus) focus.focus();
     return;
   }
-  settleBatch(b, `/api/v1/questions/${b.p.ticket}/answer`, answer, about('Answer sent: ', b.p));
+  settleBatch(b, `api/v1/questions/${b.p.ticket}/answer`, answer, about('Answer sent: ', b.p));
 }
 
 function dismissBatch(b) {
   if (b.busy) return;
-  settleBatch(b, `/api/v1/questions/${b.p.ticket}/cancel`, {}, about('Dismissed: ', b.p));
+  settleBatch(b, `api/v1/questions/${b.p.ticket}/cancel`, {}, about('Dismissed: ', b.p));
 }
 
 /**
@@ -839,7 +839,7 @@ async function moreTime(b) {
   const left = Number.isNaN(before) ? 0 : Math.max(0, before - (Date.now() + skew));
   const ms = Math.min(MAX_EXTEND_MS, Math.ceil(left) + MORE_TIME_MS);
   try {
-    const result = await post(`/api/v1/questions/${b.p.ticket}/extend`, { ms });
+    const result = await post(`api/v1/questions/${b.p.ticket}/extend`, { ms });
     // Settled while the request was out (the stream said so): nothing more to say of it.
     if (batches.get(b.p.ticket) !== b) return;
     if (result.status === 409 || result.status === 404) {
@@ -1327,7 +1327,7 @@ async function fetchPage(after, limit) {
 async function showMe() {
   let me;
   try {
-    const response = await fetch('/api/v1/me', { credentials: 'same-origin' });
+    const response = await fetch('api/v1/me', { credentials: 'same-origin' });
     if (!response.ok) return;
     me = await response.json();
   } catch {
@@ -1356,7 +1356,7 @@ function lostText() {
 }
 
 function connect() {
-  source = new EventSource('/api/v1/events');
+  source = new EventSource('api/v1/events');
   source.addEventListener('open', () => {
     lostSince = null;
     setStatus('Live: new questions appear by themselves.', 'ok');

@@ -129,6 +129,15 @@ impl ApiError {
         )
     }
 
+    /// 401 `UNAUTHORIZED` for a request the host's sign-in turned away (§25).
+    pub fn signed_out() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "sign in to see and answer questions",
+        )
+    }
+
     /// 404 `NOT_FOUND`: no such route, or a `{ticket}` that is not a number.
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such resource")
@@ -224,6 +233,9 @@ pub struct Access {
     /// The origin (`https://host[:port]`) and `Host` value of `--public-url`, which count as
     /// the server's own (§23: a hub on loopback behind a reverse proxy).
     public: Option<(String, String)>,
+    /// The host's own sign-in decides who calls (§25): the caller is the [`SignedIn`] person
+    /// the transport puts in the request's extensions; no token is taken.
+    host_sign_in: bool,
 }
 
 impl Access {
@@ -235,6 +247,22 @@ impl Access {
             control: None,
             cookie_name: format!("uq-session-{}", addr.port()),
             loopback: addr.ip().is_loopback(),
+            public: None,
+            host_sign_in: false,
+        }
+    }
+
+    /// The access of the page mounted in a host's own web app (§25): by the one `token` (its
+    /// session cookie `uq-session`, with the mount point as its path), or, with `None`, by
+    /// the host's sign-in — each request's [`SignedIn`] person, put in its extensions by the
+    /// transport. The host app answers whatever hosts it serves: no Host rule.
+    pub fn mounted(token: Option<String>) -> Access {
+        Access {
+            host_sign_in: token.is_none(),
+            token: token.unwrap_or_default(),
+            control: None,
+            cookie_name: "uq-session".to_owned(),
+            loopback: false,
             public: None,
         }
     }
@@ -259,7 +287,11 @@ impl Access {
     }
 
     fn token_matches(&self, candidate: &str) -> bool {
-        bool::from(candidate.as_bytes().ct_eq(self.token.as_bytes()))
+        // A host's sign-in takes no token (its `token` is empty, which no candidate matches
+        // either: tokens have 1 to 256 characters).
+        !self.host_sign_in
+            && !self.token.is_empty()
+            && bool::from(candidate.as_bytes().ct_eq(self.token.as_bytes()))
     }
 
     /// Who a presented token is: anyone with the one token (no access file), else the person
@@ -271,7 +303,10 @@ impl Access {
                 let digest = access::token_digest(candidate);
                 let who = control.current().who_by_digest(&digest)?;
                 Some(match who {
-                    Who::Person(person) => Caller::Person { person, digest },
+                    Who::Person(person) => Caller::Person {
+                        person,
+                        digest: Some(digest),
+                    },
                     Who::Asker(asker) => Caller::Asker { asker, digest },
                 })
             }
@@ -313,13 +348,14 @@ pub fn public_origin(url: &str) -> Result<(String, String), String> {
 pub enum Caller {
     /// The holder of the server's one token (no access file): may do everything, as in 0.2.
     Anyone,
-    /// A person of the access file: the page and the person API, for the questions
-    /// addressed to them.
+    /// A person of the access file, or the person a host's sign-in returned (§25): the page
+    /// and the person API, for the questions addressed to them.
     Person {
         /// Who.
         person: Arc<Person>,
-        /// Their token's digest (a stream ends when a reload takes the token away).
-        digest: TokenDigest,
+        /// Their token's digest (a stream ends when a reload takes the token away); `None`
+        /// for a person signed in by the host, who has no token here.
+        digest: Option<TokenDigest>,
     },
     /// The holder of a one-tap link (§23, `/a/…`): the link is the credential, for that
     /// link's one answer; no other right.
@@ -382,7 +418,11 @@ impl Caller {
         let control = access.control.clone()?;
         let (digest, who) = match self {
             Caller::Anyone | Caller::Link => return None,
-            Caller::Person { person, digest } => (*digest, Who::Person(person.clone())),
+            Caller::Person { digest: None, .. } => return None,
+            Caller::Person {
+                person,
+                digest: Some(digest),
+            } => (*digest, Who::Person(person.clone())),
             Caller::Asker { asker, digest } => (*digest, Who::Asker(asker.clone())),
         };
         let mut changes = control.changes();
@@ -483,7 +523,13 @@ async fn guard<S: Questions>(
         }
         Err(error) => error.into_response(),
     };
-    let headers = response.headers_mut();
+    secure(response.headers_mut());
+    response
+}
+
+/// Puts the headers of §19 on a response: the content security policy, `nosniff`, no
+/// referrer, no caching.
+pub fn secure(headers: &mut HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static("default-src 'self'"),
@@ -497,8 +543,23 @@ async fn guard<S: Questions>(
         HeaderValue::from_static("no-referrer"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
 }
+
+/// Where a transport mounted the page in a host's own web app (§25), put in each request's
+/// extensions by the transport (never read from a header): the mount point, for the login's
+/// redirect and cookie path, and the scheme the request came by, for the Origin rule.
+#[derive(Clone, Debug)]
+pub struct Mounted {
+    /// The path prefix the page is mounted under (`/questions`), or empty at the root.
+    pub prefix: String,
+    /// `http` or `https`: the server's own origin is `SCHEME://HOST`.
+    pub scheme: String,
+}
+
+/// Who the host's own sign-in says makes a request (§25), put in each request's extensions by
+/// the transport — never read from a header. `None`: nobody signed in (401).
+#[derive(Clone, Debug)]
+pub struct SignedIn(pub Option<Arc<Person>>);
 
 /// The one-tap links of a hub (§23): `/a/<capability>`.
 pub fn is_link_route(path: &str) -> bool {
@@ -528,7 +589,11 @@ fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
     }
     // A cross-site POST is refused as such whatever credentials it carries (§19: 403), so
     // the Origin check comes before the token's.
-    if request.method() == Method::POST && origin_is_foreign(access, headers) {
+    let scheme = request
+        .extensions()
+        .get::<Mounted>()
+        .map_or("http", |mounted| mounted.scheme.as_str());
+    if request.method() == Method::POST && origin_is_foreign(access, headers, scheme) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
@@ -548,6 +613,14 @@ fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
     }
     let caller = match caller(access, headers) {
         Some(caller) => caller,
+        // Signed in by the host (§25): the person the transport passed, nobody else.
+        None if access.host_sign_in => match request.extensions().get::<SignedIn>() {
+            Some(SignedIn(Some(person))) => Caller::Person {
+                person: person.clone(),
+                digest: None,
+            },
+            _ => return Err(ApiError::signed_out()),
+        },
         // The page's handler checks the login's token itself.
         None if logging_in => Caller::Anyone,
         None => return Err(ApiError::unauthorized()),
@@ -575,6 +648,9 @@ fn check(access: &Access, request: &Request) -> Result<Caller, ApiError> {
 /// Who the request's credentials name: a bearer token, else the session cookie; `None` when
 /// neither is a token of the server.
 fn caller(access: &Access, headers: &HeaderMap) -> Option<Caller> {
+    if access.host_sign_in {
+        return None;
+    }
     for value in headers.get_all(header::AUTHORIZATION) {
         if let Some(token) = value.to_str().ok().and_then(bearer_token)
             && let Some(caller) = access.caller_of(token)
@@ -637,9 +713,9 @@ fn host_is_loopback(request: &Request) -> bool {
             .is_none_or(|target| is_loopback_name(target.host().trim_matches(['[', ']'])))
 }
 
-/// Whether an `Origin` header is present and names another origin than the `Host` asked for
-/// (or the `--public-url`'s, §23).
-fn origin_is_foreign(access: &Access, headers: &HeaderMap) -> bool {
+/// Whether an `Origin` header is present and names another origin than `SCHEME://` the `Host`
+/// asked for (or the `--public-url`'s, §23).
+fn origin_is_foreign(access: &Access, headers: &HeaderMap, scheme: &str) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return false;
     };
@@ -651,7 +727,7 @@ fn origin_is_foreign(access: &Access, headers: &HeaderMap) -> bool {
     }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     match (origin, host) {
-        (Some(origin), Some(host)) => !origin.eq_ignore_ascii_case(&format!("http://{host}")),
+        (Some(origin), Some(host)) => !origin.eq_ignore_ascii_case(&format!("{scheme}://{host}")),
         _ => true,
     }
 }
@@ -680,9 +756,14 @@ fn host_is_public(access: &Access, request: &Request) -> bool {
 /// cannot be read is no login either (401, as for a wrong token).
 async fn page<S: Questions>(
     State(state): State<Arc<S>>,
+    mounted: Option<Extension<Mounted>>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let access = state.access();
+    // Signed in by the host (§25): no token logs in; the page is the page.
+    if access.host_sign_in {
+        return asset("text/html; charset=utf-8", assets::INDEX_HTML);
+    }
     let Ok(Query(query)) = query else {
         return ApiError::unauthorized().into_response();
     };
@@ -706,17 +787,20 @@ async fn page<S: Questions>(
         {
             return ApiError::forbidden(ASKER_ON_PERSON_ROUTE).into_response();
         }
+        // Mounted under a prefix (§25), the cookie is the prefix's and the page is at
+        // `<prefix>/`.
+        let prefix = mounted.map(|Extension(m)| m.prefix).unwrap_or_default();
+        let cookie_path = if prefix.is_empty() { "/" } else { &prefix };
         let cookie = cookie::Cookie::build((access.cookie_name.as_str(), first.as_str()))
             .http_only(true)
             .same_site(cookie::SameSite::Strict)
-            .path("/")
+            .path(cookie_path)
             .build();
         let set_cookie = HeaderValue::from_str(&cookie.to_string());
-        let mut response = (
-            StatusCode::SEE_OTHER,
-            [(header::LOCATION, HeaderValue::from_static("/"))],
-        )
-            .into_response();
+        let mut response = StatusCode::SEE_OTHER.into_response();
+        if let Ok(location) = HeaderValue::from_str(&format!("{prefix}/")) {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
         if let Ok(value) = set_cookie {
             response.headers_mut().insert(header::SET_COOKIE, value);
         }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use user_questions::{InboxEvent, PendingQuestion};
+use user_questions::{InboxEvent, InboxSubscription, PendingQuestion, QuestionInbox};
 
 use crate::events::EventLog;
 
@@ -37,6 +37,8 @@ impl InboxLog {
         // Held while the event is logged, so that the log has the inbox's order.
         let mut questions = self.questions.lock().unwrap_or_else(|e| e.into_inner());
         match event {
+            // Already there: seeded from `pending()` (see [`InboxLog::follow`]).
+            InboxEvent::Requested(question) if questions.contains_key(&question.ticket) => {}
             InboxEvent::Requested(question) => {
                 questions.insert(question.ticket, question.clone());
                 self.events
@@ -67,5 +69,29 @@ impl InboxLog {
             // An event kind this server does not know is not streamed.
             _ => {}
         }
+    }
+
+    /// Follows `inbox` from now on: subscribes [`publish`](Self::publish) to it and logs the
+    /// questions already pending (an inbox mounted after its first asks, §25), each once.
+    /// What settles meanwhile is never logged as pending: the snapshot is taken under the
+    /// lock every event is published under, so an event is published either before it (and
+    /// the snapshot has its effect) or after it.
+    pub fn follow(self: &Arc<Self>, inbox: &QuestionInbox) -> InboxSubscription {
+        let log = self.clone();
+        let subscription = inbox.subscribe(move |event| log.publish(event));
+        let mut questions = self.questions.lock().unwrap_or_else(|e| e.into_inner());
+        for question in inbox.pending() {
+            if let std::collections::btree_map::Entry::Vacant(entry) =
+                questions.entry(question.ticket)
+            {
+                self.events.requested(
+                    question.ticket,
+                    pending_data(&question),
+                    question.to.clone(),
+                );
+                entry.insert(question);
+            }
+        }
+        subscription
     }
 }

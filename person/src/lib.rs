@@ -32,6 +32,7 @@ pub mod events;
 pub mod http;
 pub mod inbox;
 mod inbox_log;
+pub mod mount;
 pub mod serve;
 
 pub use http::MAX_BODY_BYTES;

@@ -67,13 +67,20 @@ async def _outcome(outcome: Union[Dict[str, Any], _native._PendingAsk]) -> Dict[
     less per ask.)"""
     if isinstance(outcome, dict):
         return outcome
+    settled: Dict[str, Any] = await _settled(outcome)
+    return settled
+
+
+async def _settled(pending: _native._PendingAsk) -> Any:
+    """A pending native call's outcome, awaited; an await that ends by an exception (the task
+    cancelled, the coroutine closed) withdraws it first."""
     try:
-        return await outcome.future
+        return await pending.future
     except BaseException:
-        outcome.withdraw()
+        pending.withdraw()
         # The exception's traceback keeps this frame: without the pending ask in it, nothing
         # loops back to the exception, and all of it is freed as soon as it is dropped.
-        del outcome
+        del pending
         raise
 
 

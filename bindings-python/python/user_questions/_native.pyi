@@ -26,6 +26,8 @@ __all__ = [
     "TerminalProvider",
     "UserQuestionService",
     "WebProvider",
+    "_MountedPage",
+    "_PageStream",
     "_PendingAsk",
     "__version__",
     "tool_definition",
@@ -146,6 +148,40 @@ class RemoteProvider:
     def __new__(cls, url: str, token: str = "") -> RemoteProvider: ...
     @property
     def url(self) -> str: ...
+
+@final
+class _MountedPage:
+    """An inbox's page and person API for a host's ASGI app (§25): the native half of
+    ``user_questions.web.asgi_app``."""
+
+    def __new__(
+        cls, inbox: QuestionInbox, token: Optional[str] = None, host: bool = False
+    ) -> _MountedPage: ...
+    @property
+    def token(self) -> Optional[str]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def event_streams(self) -> int: ...
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: List[Tuple[bytes, bytes]],
+        body: bytes,
+        prefix: str,
+        scheme: str,
+        person: Optional[Mapping[str, Any]],
+    ) -> Union[Tuple[int, List[Tuple[bytes, bytes]], Union[bytes, _PageStream]], _PendingAsk]: ...
+    def close(self) -> None: ...
+
+@final
+class _PageStream:
+    """An event stream being answered: ``next()`` gives the next chunk, ``None`` at its end."""
+
+    def next(self) -> Union[bytes, None, _PendingAsk]: ...
+    def close(self) -> None: ...
 
 @final
 class ProviderRegistration:
