@@ -253,7 +253,10 @@ fn the_rules_of_19_hold_under_the_mount() {
     };
     let html = std::str::from_utf8(html).unwrap();
     assert!(html.contains(r#"src="app.js""#) && html.contains(r#"href="style.css""#));
-    assert!(!html.contains(r#"="/"#), "no absolute URL: {html}");
+    for attribute in ["href", "src", "action"] {
+        let absolute = format!(r#"{attribute}="/"#);
+        assert!(!html.contains(&absolute), "no absolute URL: {html}");
+    }
 }
 
 #[test]
