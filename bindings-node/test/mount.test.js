@@ -70,16 +70,17 @@ async function pending(/** @type {QuestionInbox} */ inbox, /** @type {number} */
   return Object.fromEntries(inbox.pending().map((p) => [p.questions[0].id, p.ticket]))
 }
 
-/** The browser part, when chromium and tests/web's packages are here (scripts/test-web installs them). */
-function browser() {
+/** Chromium and person/tests/page's packages must be here (scripts/setup-browser installs them). */
+function requireBrowser() {
   const chromium = process.env.UQ_CHROMIUM || '/usr/bin/chromium'
-  const modules = path.join(ROOT, 'tests', 'web', 'node_modules', 'playwright-core')
-  return fs.existsSync(chromium) && fs.existsSync(modules)
+  const modules = path.join(ROOT, 'person', 'tests', 'page', 'node_modules', 'playwright-core')
+  assert.ok(fs.existsSync(chromium), `no chromium at ${chromium}: run scripts/setup-browser`)
+  assert.ok(fs.existsSync(modules), `no ${modules}: run scripts/setup-browser`)
 }
 
 /** Answers the one waiting question in chromium as `user`; what the page showed. */
 function answerInChromium(/** @type {string} */ url, /** @type {string} */ user) {
-  const script = path.join(ROOT, 'tests', 'web', 'answer_mounted.js')
+  const script = path.join(ROOT, 'person', 'tests', 'page', 'answer_mounted.js')
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [script, url, 'A', `user=${user}`], { timeout: 120_000 }, (err, out, errOut) =>
       err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(JSON.parse(out)),
@@ -162,19 +163,11 @@ for (const [framework, host] of [
       assert.equal(foreign.status, 403)
       assert.equal((await foreign.json()).error.code, 'FORBIDDEN')
 
-      // Answered as alice — in chromium when it is here — she is the respondent.
-      if (browser()) {
-        const seen = await answerInChromium(`${base}/questions/`, 'alice')
-        assert.deepEqual(seen.problems, [])
-        assert.match(seen.me, /Alice Martin/)
-      } else {
-        const r = await fetch(answerOps, {
-          method: 'POST',
-          headers: { ...alice, origin: base, 'content-type': 'application/json' },
-          body: JSON.stringify({ answers: [{ id: 'ops', selected: ['A'] }] }),
-        })
-        assert.equal(r.status, 200)
-      }
+      // Answered as alice in chromium: she is the respondent.
+      requireBrowser()
+      const seen = await answerInChromium(`${base}/questions/`, 'alice')
+      assert.deepEqual(seen.problems, [])
+      assert.match(seen.me, /Alice Martin/)
       const answer = await forOps
       assert.deepEqual(answer.answers, [{ id: 'ops', selected: ['A'] }])
       assert.deepEqual(answer.respondent, { id: 'alice', name: 'Alice Martin' })

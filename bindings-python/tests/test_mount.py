@@ -24,7 +24,7 @@ import user_questions as uq
 from user_questions.web import asgi_app
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BROWSER_SCRIPT = ROOT / "tests" / "web" / "answer_mounted.js"
+BROWSER_SCRIPT = ROOT / "person" / "tests" / "page" / "answer_mounted.js"
 PEOPLE: Dict[str, Dict[str, Any]] = {
     "alice": {"id": "alice", "name": "Alice Martin", "groups": ["ops"]},
     "bob": {"id": "bob"},
@@ -158,24 +158,21 @@ async def test_fastapi_with_the_hosts_sign_in(ctx: uq.Context) -> None:
             assert answer["respondent"] == {"id": "bob", "name": "bob"}
 
 
-def _browser() -> Optional[List[str]]:
-    """The command that answers in chromium, when chromium and tests/web's packages are here
-    (scripts/test-web installs them)."""
+def _browser() -> List[str]:
+    """The command that answers in chromium; chromium and person/tests/page's packages must be
+    here (scripts/setup-browser installs them)."""
     chromium = os.environ.get("UQ_CHROMIUM", "/usr/bin/chromium")
     node = shutil.which("node")
-    modules = ROOT / "tests" / "web" / "node_modules" / "playwright-core"
-    if node is None or not os.path.exists(chromium) or not modules.exists():
-        return None
+    modules = ROOT / "person" / "tests" / "page" / "node_modules" / "playwright-core"
+    assert node is not None, "no node on PATH"
+    assert os.path.exists(chromium), f"no chromium at {chromium}: run scripts/setup-browser"
+    assert modules.exists(), f"no {modules}: run scripts/setup-browser"
     return [node, str(BROWSER_SCRIPT)]
 
 
 async def test_answered_in_chromium_under_the_prefix(ctx: uq.Context) -> None:
     async with _hosted(ctx) as hosted:
         command = _browser()
-        if command is None:
-            pytest.skip(
-                "needs chromium and tests/web/node_modules (scripts/test-web installs them)"
-            )
         inbox, base = hosted
         asked = asyncio.ensure_future(ctx.user_questions.ask(_question("ops", ["ops"])))
         await _pending(inbox, 1)

@@ -1,4 +1,4 @@
-//! A WebProvider driven by JSON lines, for the browser tests (tests/web) and for trying the page.
+//! A WebProvider driven by JSON lines, for the browser tests (person/tests/page) and for trying the page.
 //!
 //! ```text
 //! cargo run -p user-questions-web --example serve_for_tests -- [--listen ADDR] [--token TOKEN] [--access PATH]

@@ -1,7 +1,7 @@
 // Answers the one question waiting on a page mounted in a host's web app (§25), in Debian's
 // chromium: the Python (FastAPI) and Node (Express, Hono) mount tests run it.
 //
-//   node tests/web/answer_mounted.js URL LABEL [COOKIE=VALUE]
+//   node person/tests/page/answer_mounted.js URL LABEL [COOKIE=VALUE]
 //
 // Opens URL (the page under its prefix) with the host's sign-in cookie, waits for the page to
 // be connected and for a question, checks LABEL, submits, and waits until the question leaves.

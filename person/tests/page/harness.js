@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const SHOTS = join(process.env.CARGO_TARGET_DIR ? resolve(ROOT, process.env.CARGO_TARGET_DIR) : join(ROOT, 'target'), 'web-screenshots');
 const CHROMIUM = process.env.UQ_CHROMIUM || '/usr/bin/chromium';
 
