@@ -330,6 +330,8 @@ function supportsFormElicitation(capabilities) {
  * cancels the request (the client receives `notifications/cancelled`). A client that did not
  * declare form elicitation fails each ask at once with PROVIDER_FAILED (`NO_ELICITATION`):
  * capabilities are known only once a client has connected, after the provider is registered.
+ * A question form mode cannot carry (a secret or file input) fails the ask with INVALID_REQUEST
+ * naming it, and the client is not asked.
  * A connection that closes before the client answered (or before the ask) fails the ask with
  * PROVIDER_FAILED (`CLIENT_GONE`), unless the ask's signal is the tool call's `extra.signal`,
  * which the SDK aborts first: that ask is withdrawn, ASK_ABORTED (§4.1).

@@ -93,16 +93,23 @@ async def call(client: Client) -> Any:
     return json.loads(content.text)
 
 
-async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> None:
-    seen: List[types.ElicitRequestFormParams] = []
+def accepting(content: Dict[str, Any], seen: List[types.ElicitRequestFormParams]) -> Any:
+    """A client's elicitation callback that records each form it gets and accepts it with
+    ``content``."""
 
     async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestFormParams)
         seen.append(params)
-        return types.ElicitResult(
-            action="accept",
-            content={"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"},
-        )
+        return types.ElicitResult(action="accept", content=content)
+
+    return answer
+
+
+async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> None:
+    seen: List[types.ElicitRequestFormParams] = []
+    answer = accepting(
+        {"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"}, seen
+    )
 
     for request_scoped, given_context in ((False, False), (True, False), (False, True)):
         async with Client(
@@ -146,26 +153,20 @@ TYPED: List[Dict[str, Any]] = [
 ]
 
 
-async def test_typed_questions_go_to_the_client_as_primitive_schemas_and_come_back_as_values() -> (
-    None
-):
+async def test_typed_questions_go_to_the_client_as_primitive_schemas_and_come_back() -> None:
     seen: List[types.ElicitRequestFormParams] = []
-
-    async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestFormParams)
-        seen.append(params)
-        return types.ElicitResult(
-            action="accept",
-            content={
-                "summary": "Fixes",
-                "ratio": 0.5,
-                "seats": 12,
-                "notify": False,
-                "launch": "2026-03-02",
-                "window": "2026-06-01T22:00:00+02:00",
-                "owner": "ops@example.com",
-            },
-        )
+    answer = accepting(
+        {
+            "summary": "Fixes",
+            "ratio": 0.5,
+            "seats": 12,
+            "notify": False,
+            "launch": "2026-03-02",
+            "window": "2026-06-01T22:00:00+02:00",
+            "owner": "ops@example.com",
+        },
+        seen,
+    )
 
     async with Client(host(batch=TYPED), mode="legacy", elicitation_callback=answer) as client:
         assert await call(client) == {

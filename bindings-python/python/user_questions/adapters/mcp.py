@@ -332,7 +332,9 @@ class McpElicitationProvider:
     tied to that request, which Streamable HTTP needs to route it on the request's stream; a withdrawn ask cancels the request (the client receives
     ``notifications/cancelled``). A client that did not declare form elicitation fails each
     ask at once with ``PROVIDER_FAILED`` (:data:`NO_ELICITATION`): capabilities are known only
-    once a client has connected, after the provider is registered. A connection that closes
+    once a client has connected, after the provider is registered. A question form mode cannot
+    carry (a secret or file input) fails the ask with ``INVALID_REQUEST`` naming it, and the
+    client is not asked. A connection that closes
     before the client answered (or before the ask) fails the ask with ``PROVIDER_FAILED``
     (:data:`CLIENT_GONE`), unless the ask is awaited by the tool call, which the SDK cancels
     as the connection ends: that ask is withdrawn (``ASK_ABORTED``; the awaiting task gets
