@@ -4,9 +4,10 @@
 // `toRequest(input)` turns the tool's input into a request (questions `q1`, `q2`, … in order);
 // `toResult(input, answer)` turns our answer into what the tool returns:
 // `{ questions, answers: { [question text]: answer } }`, multi-select labels joined by ", ",
-// free text as the answer, a skipped question left out. What does not fit (more than 4
-// questions, fewer than 2 or more than 4 options, a header over 12 characters, two questions
-// with the same text, option previews) is refused with INVALID_REQUEST naming it.
+// free text as the answer, a skipped question left out. An option's `preview` is carried both
+// ways (§24: the option's `preview`; the result gives back the input's own questions). What
+// does not fit (more than 4 questions, fewer than 2 or more than 4 options, a header over 12
+// characters, two questions with the same text) is refused with INVALID_REQUEST naming it.
 'use strict'
 
 const { UserQuestionError } = require('../lib/errors.js')
@@ -64,13 +65,12 @@ function toRequest(input) {
     item.options = options.map((rawOption, j) => {
       const opath = `${path}.options[${j}]`
       const o = obj(rawOption, opath)
-      /** @type {{ label: string, description?: string }} */
+      /** @type {{ label: string, description?: string, preview?: string }} */
       const option = { label: string(o.label, `${opath}.label`) }
       const description = optString(o, 'description', opath)
       if (description !== undefined) option.description = description
-      if (o.preview !== undefined && o.preview !== null) {
-        refuse(`${opath}.preview cannot be carried: no provider shows option previews`)
-      }
+      const preview = optString(o, 'preview', opath)
+      if (preview !== undefined) option.preview = preview
       return option
     })
     if (optBool(q, 'multiSelect', path)) item.multiSelect = true

@@ -4,9 +4,10 @@
 // `toRequest(input)` turns `{ questions: [{ id, header, question, options }] }` into a request,
 // keeping the ids; `toResult(input, answer)` turns our answer into Codex's response
 // `{ answers: { [id]: { answers: [label, 'user_note: <text>'] } } }`: the chosen label, then
-// free text as a `user_note`, an empty list for a skipped question. What does not fit (more
-// than 3 questions, a multi-select question, a secret question) is refused with
-// INVALID_REQUEST naming it.
+// free text as a `user_note`, an empty list for a skipped question. `isSecret: true` is a
+// question with a `secret` input (§24), whose value comes back as its `user_note`. What does
+// not fit (more than 3 questions, a multi-select question, a secret question with options) is
+// refused with INVALID_REQUEST naming it.
 'use strict'
 
 const { validateAnswer } = require('../lib/tool.js')
@@ -43,9 +44,7 @@ function toRequest(input) {
       if (optBool(q, 'multiSelect', path)) {
         refuse(`${path}.multiSelect cannot be carried: request_user_input has no multi-select`)
       }
-      if (optBool(q, 'isSecret', path)) {
-        refuse(`${path}.isSecret cannot be carried: answers are shown and recorded as plain text`)
-      }
+      const secret = optBool(q, 'isSecret', path)
       optBool(q, 'isOther', path)
       if (q.options !== undefined && q.options !== null) {
         const options = array(q.options, `${path}.options`).map((rawOption, j) => {
@@ -58,6 +57,12 @@ function toRequest(input) {
           return option
         })
         if (options.length > 0) item.options = options
+      }
+      if (secret) {
+        if (item.options !== undefined) {
+          refuse(`${path}.isSecret cannot be carried with options: a secret is typed, not chosen`)
+        }
+        item.input = { kind: 'secret' }
       }
       return item
     }),
@@ -79,6 +84,8 @@ function toResult(input, answer) {
   for (const item of /** @type {Answer} */ (answer).answers) {
     const values = [...item.selected]
     if (item.custom !== undefined) values.push(NOTE_PREFIX + item.custom)
+    // A secret's value (the only input a converted request has).
+    if (typeof item.value === 'string') values.push(NOTE_PREFIX + item.value)
     setOwn(answers, item.id, { answers: values })
   }
   return { answers }

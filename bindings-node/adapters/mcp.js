@@ -3,10 +3,12 @@
 //
 // `toElicitation(questions)` → `{ message, requestedSchema }`: one field per question, named
 // by its id (single-select: a string with `oneOf`; multi-select: an array of `anyOf`; no
-// options: a string), a sibling optional string `<id>.other` for every question with
-// options, nothing required (a skip). `fromElicitation(questions, result)` maps the client's
-// result back: `accept` → the answer (checked by §6, a mismatch is PROVIDER_FAILED naming
-// the field), `decline` / `cancel` → ASK_CANCELLED.
+// options: a string; a typed `input`, §24: the primitive schema of its kind), a sibling
+// optional string `<id>.other` for every question with options, nothing required (a skip).
+// A `secret` or `file` input is refused (INVALID_REQUEST naming the question): form mode
+// carries neither. `fromElicitation(questions, result)` maps the client's result back:
+// `accept` → the answer (a typed field's value as the item's `value`; checked by §6, a
+// mismatch is PROVIDER_FAILED naming the field), `decline` / `cancel` → ASK_CANCELLED.
 //
 // `McpElicitationProvider` is a provider for a host that is an MCP server
 // (`@modelcontextprotocol/sdk`): each ask goes to the connected client as a form elicitation.
@@ -46,24 +48,125 @@ function title(question) {
   return typeof question.header === 'string' && question.header !== '' ? question.header : question.question
 }
 
+/**
+ * The primitive schema of each kind of input form mode carries (§24): `type`, `format`.
+ * @type {Record<string, { type: 'string' | 'number' | 'integer' | 'boolean', format?: 'date' | 'date-time' | 'email' | 'uri' }>}
+ */
+const PRIMITIVES = {
+  text: { type: 'string' },
+  number: { type: 'number' },
+  integer: { type: 'integer' },
+  boolean: { type: 'boolean' },
+  date: { type: 'string', format: 'date' },
+  datetime: { type: 'string', format: 'date-time' },
+  email: { type: 'string', format: 'email' },
+  url: { type: 'string', format: 'uri' },
+}
+/** The constraints of an input that a primitive schema carries under the same name. */
+const CARRIED = /** @type {const} */ (['minLength', 'maxLength', 'minimum', 'maximum', 'default'])
+/** Why form mode cannot carry these kinds (the refusal names the question). */
+const REFUSED = new Map([
+  ['secret', 'MCP sends sensitive data through URL mode only'],
+  ['file', 'its fields are strings, numbers and booleans'],
+])
+/** The words of the bounds a date's string schema cannot carry, as the core's reasons say them. */
+const BOUND_WORDS = new Map([
+  ['date', ['on or after', 'on or before']],
+  ['datetime', ['at or after', 'at or before']],
+])
+
+/**
+ * What a field's schema cannot say of its input, for its description: the bounds of a date or
+ * date-time, and that a URL is http or https (`format: uri` admits any scheme).
+ * @param {import('../index').AskUserQuestionInput} input
+ * @returns {string[]}
+ */
+function inputLines(input) {
+  if (input.kind === 'url') return ['An absolute http or https URL.']
+  const words = BOUND_WORDS.get(input.kind)
+  if (words === undefined) return []
+  const bounds = []
+  if (input.minimum !== undefined) bounds.push(`${words[0]} ${input.minimum}`)
+  if (input.maximum !== undefined) bounds.push(`${words[1]} ${input.maximum}`)
+  if (bounds.length === 0) return []
+  const text = bounds.join(' and ')
+  return [`${text[0].toUpperCase()}${text.slice(1)}.`]
+}
+
 /** @param {Question} question */
 function description(question) {
   const lines = [question.question]
   if (question.detail !== undefined) lines.push(question.detail)
-  for (const option of question.options ?? []) {
+  const options = question.options ?? []
+  for (const option of options) {
     if (option.description !== undefined) lines.push(`${option.label} — ${option.description}`)
   }
+  for (const option of options) {
+    if (option.preview !== undefined) lines.push(`Preview of ${option.label}:\n${option.preview}`)
+  }
+  if (question.input !== undefined) lines.push(...inputLines(question.input))
   return lines.join('\n')
 }
 
 /**
+ * Refuses, naming the first such question, a batch with an input form mode cannot carry (§24:
+ * a secret or a file): INVALID_REQUEST, both ways.
+ * @param {Question[]} questions
+ */
+function formModeCarries(questions) {
+  for (const question of questions) {
+    const kind = question.input?.kind
+    const why = kind === undefined ? undefined : REFUSED.get(kind)
+    if (why !== undefined) {
+      refuse(`question ${question.id} asks for a ${kind}, which MCP form elicitation cannot carry: ${why}`)
+    }
+  }
+}
+
+/**
+ * The primitive schema of a question with `input` (§24) of a kind form mode carries.
+ * @param {Question & { input: import('../index').AskUserQuestionInput }} question
+ * @param {string} fieldTitle
+ * @param {string} fieldDescription
+ * @returns {import('./types').ElicitationField}
+ */
+function typedField(question, fieldTitle, fieldDescription) {
+  const input = question.input
+  const primitive = PRIMITIVES[input.kind]
+  /** @type {Record<string, unknown>} */
+  const field = { type: primitive.type, title: fieldTitle, description: fieldDescription }
+  if (primitive.format !== undefined) field.format = primitive.format
+  for (const key of CARRIED) {
+    // A date's bounds are ISO strings, which a string schema has no place for: they are in the
+    // description (and the answer is checked against them, §6).
+    if (input[key] !== undefined && !((key === 'minimum' || key === 'maximum') && BOUND_WORDS.has(input.kind))) {
+      field[key] = input[key]
+    }
+  }
+  return /** @type {import('./types').ElicitationField} */ (field)
+}
+
+/**
+ * Whether a typed field's value is an empty entry, a skip: no character for text (where white
+ * space may be the value), nothing but white space for the other string kinds.
+ * @param {string} kind
+ * @param {unknown} value
+ */
+function blank(kind, value) {
+  if (typeof value !== 'string') return false
+  return kind === 'text' ? value === '' : value.trim() === ''
+}
+
+/**
  * The `elicitation/create` form parameters for a question batch (one that is not well-formed is
- * INVALID_REQUEST naming the path, §3).
+ * INVALID_REQUEST naming the path, §3; a secret or file input, INVALID_REQUEST naming the
+ * question, §24).
  * @param {Question[]} questions
  * @returns {Elicitation}
  */
 function toElicitation(questions) {
   wellFormed(questions)
+  formModeCarries(questions)
   /** @type {Record<string, any>} */
   const properties = {}
   /**
@@ -82,6 +185,10 @@ function toElicitation(questions) {
     const fieldDescription = description(question)
     const options = question.options ?? []
     const id = question.id
+    if (question.input !== undefined) {
+      put(id, typedField(/** @type {any} */ (question), fieldTitle, fieldDescription), id)
+      continue
+    }
     if (options.length === 0) {
       put(id, { type: 'string', title: fieldTitle, description: fieldDescription }, id)
       continue
@@ -121,13 +228,15 @@ function text(content, key) {
 
 /**
  * The client's `ElicitResult` (`{ action, content? }`) → our answer; ASK_CANCELLED for
- * decline and cancel; PROVIDER_FAILED naming what does not fit.
+ * decline and cancel; PROVIDER_FAILED naming what does not fit. Questions that `toElicitation`
+ * refuses are refused here too, before the result.
  * @param {Question[]} questions
  * @param {unknown} result
  * @returns {Answer}
  */
 function fromElicitation(questions, result) {
   wellFormed(questions)
+  formModeCarries(questions)
   if (!isObject(result)) throw failed('the elicitation result must be an object')
   const action = result.action
   if (action === 'decline' || action === 'cancel') throw new UserQuestionError(CANCELLED, 'ASK_CANCELLED')
@@ -145,6 +254,13 @@ function fromElicitation(questions, result) {
     const labels = options.map((o) => o.label)
     /** @type {AnswerItem} */
     const item = { id, selected: [] }
+    if (question.input !== undefined) {
+      const value = Object.hasOwn(fields, id) ? fields[id] : undefined
+      if (value !== undefined && value !== null && !blank(question.input.kind, value)) {
+        item.value = /** @type {any} */ (value) // its type and constraints are checked by §6 below
+      }
+      return item
+    }
     if (options.length === 0) {
       const value = text(fields, id)
       if (value !== undefined && value.trim() !== '') item.custom = value
@@ -214,6 +330,8 @@ function supportsFormElicitation(capabilities) {
  * cancels the request (the client receives `notifications/cancelled`). A client that did not
  * declare form elicitation fails each ask at once with PROVIDER_FAILED (`NO_ELICITATION`):
  * capabilities are known only once a client has connected, after the provider is registered.
+ * A question form mode cannot carry (a secret or file input) fails the ask with INVALID_REQUEST
+ * naming it, and the client is not asked.
  * A connection that closes before the client answered (or before the ask) fails the ask with
  * PROVIDER_FAILED (`CLIENT_GONE`), unless the ask's signal is the tool call's `extra.signal`,
  * which the SDK aborts first: that ask is withdrawn, ASK_ABORTED (§4.1).

@@ -15,7 +15,7 @@ export interface QuestionService {
   reviewPlan(plan: string, options?: { agent?: Agent; signal?: AbortSignal }): Promise<PlanReview>
 }
 
-/** One option of an `AskUserQuestion` question. `preview` cannot be carried (refused). */
+/** One option of an `AskUserQuestion` question; `preview` becomes the option's `preview` (docs/reference.md §24). */
 export interface AskUserQuestionOptionInput {
   label: string
   description?: string
@@ -62,7 +62,10 @@ export interface CanUseToolOptions {
 
 // ---- Codex request_user_input ----
 
-/** One question of `request_user_input`: no multi-select; `isSecret: true` is refused. */
+/**
+ * One question of `request_user_input`: no multi-select; `isSecret: true` (without options) is
+ * a question with a `secret` input (docs/reference.md §24).
+ */
 export interface RequestUserInputQuestion {
   id: string
   header?: string
@@ -85,10 +88,26 @@ export interface RequestUserInputResponse {
 
 // ---- MCP elicitation ----
 
-/** A field of the requested schema. */
+/**
+ * A field of the requested schema: a choice (single- or multi-select), free text, or the
+ * primitive schema of a typed input (docs/reference.md §24: text, date, datetime, email and
+ * url are strings, with `format` for the last four; number and integer carry their bounds;
+ * boolean). Every one is a `PrimitiveSchemaDefinition` of `@modelcontextprotocol/sdk`.
+ */
 export type ElicitationField =
-  | { type: 'string'; title: string; description: string; oneOf?: { const: string; title: string }[] }
+  | { type: 'string'; title: string; description: string; oneOf: { const: string; title: string }[] }
   | { type: 'array'; title: string; description: string; items: { anyOf: { const: string; title: string }[] } }
+  | {
+      type: 'string'
+      title: string
+      description: string
+      format?: 'date' | 'date-time' | 'email' | 'uri'
+      minLength?: number
+      maxLength?: number
+      default?: string
+    }
+  | { type: 'number' | 'integer'; title: string; description: string; minimum?: number; maximum?: number; default?: number }
+  | { type: 'boolean'; title: string; description: string; default?: boolean }
 
 /** The parameters of a form-mode `elicitation/create` request. */
 export interface Elicitation {

@@ -87,6 +87,35 @@ test('AskUserQuestion asks the seam and allows with the questions and answers', 
   ctx.dispose()
 })
 
+test("option previews (§24) reach the provider and come back in the SDK's updatedInput", async () => {
+  const diff = '@@ -1 +1 @@\n-retries = 1\n+retries = 3'
+  const input = {
+    questions: [
+      {
+        question: 'Which fix should be applied?',
+        header: 'Fix',
+        options: [
+          { label: 'Patch A', description: 'Smallest change.', preview: diff },
+          { label: 'Patch B', preview: '# Rewrite\nReplace the retry loop.' },
+        ],
+        multiSelect: false,
+      },
+    ],
+  }
+  const provider = scripted({ answers: [{ id: 'q1', selected: ['Patch A'] }] })
+  const ctx = withProvider(provider)
+  const result = await canUseTool(ctx.userQuestions)('AskUserQuestion', input, sdkOptions())
+  assert.deepEqual(
+    provider.requests[0].questions[0].options.map((o) => o.preview),
+    [diff, '# Rewrite\nReplace the retry loop.'],
+  )
+  assert.deepEqual(result, {
+    behavior: 'allow',
+    updatedInput: { questions: input.questions, answers: { 'Which fix should be applied?': 'Patch A' } },
+  })
+  ctx.dispose()
+})
+
 test("the SDK's abort signal withdraws the ask and denies", async () => {
   const ctx = new Context()
   const inbox = new QuestionInbox()

@@ -43,9 +43,9 @@ const QUESTIONS = [
  * connected to it in memory. `answer` handles the client's elicitation requests (none: the
  * client does not declare the capability). `abortWhen`, when given, aborts the ask once it
  * resolves; `toolSignal` makes the tool call's `extra.signal` the ask's signal (as in the
- * examples). The context journals to `journal` when given.
+ * examples). The context journals to `journal` when given. The tool asks `batch`, else QUESTIONS.
  */
-async function connect({ answer, abortWhen, requestScoped, elicitation, toolSignal, journal } = {}) {
+async function connect({ answer, abortWhen, requestScoped, elicitation, toolSignal, journal, batch = QUESTIONS } = {}) {
   const server = new McpServer({ name: 'host', version: '1.0.0' })
   const questions = new Context(journal ? { journal } : {})
   /** What the tool's asks gave (the answer, or `{code, message}`), in order. */
@@ -67,7 +67,7 @@ async function connect({ answer, abortWhen, requestScoped, elicitation, toolSign
     if (abortWhen) abortWhen.then(() => controller.abort())
     try {
       const signal = toolSignal ? extra.signal : controller.signal
-      const result = await questions.userQuestions.ask({ questions: QUESTIONS, signal })
+      const result = await questions.userQuestions.ask({ questions: batch, signal })
       settle(result)
       return { content: [{ type: 'text', text: JSON.stringify(result) }] }
     } catch (err) {
@@ -119,6 +119,125 @@ for (const requestScoped of [false, true]) {
       ],
     })
     assert.deepEqual(seen, [{ mode: 'form', ...toElicitation(QUESTIONS) }])
+    await close()
+  })
+}
+
+/** Typed questions (§24) of every kind form mode carries, with their bounds and defaults. */
+const TYPED = [
+  { id: 'summary', question: 'Sum it up?', input: { kind: 'text', maxLength: 40 } },
+  { id: 'ratio', question: 'Sampling ratio?', input: { kind: 'number', maximum: 1 } },
+  { id: 'seats', header: 'Seats', question: 'How many seats?', input: { kind: 'integer', minimum: 1, maximum: 50, default: 5 } },
+  { id: 'notify', question: 'Notify on-call?', input: { kind: 'boolean', default: false } },
+  { id: 'launch', question: 'Launch day?', input: { kind: 'date', minimum: '2026-01-05' } },
+  { id: 'window', question: 'Window opens?', input: { kind: 'datetime' } },
+  { id: 'owner', question: 'Owner?', input: { kind: 'email', default: 'ops@example.com' } },
+  { id: 'hook', question: 'Webhook?', input: { kind: 'url' } },
+]
+
+test('typed questions go to the client as primitive schemas and come back as values', async () => {
+  const seen = []
+  const { call, close } = await connect({
+    batch: TYPED,
+    answer: async (request) => {
+      seen.push(request.params)
+      return {
+        action: 'accept',
+        content: {
+          summary: 'Fixes',
+          ratio: 0.5,
+          seats: 12,
+          notify: true,
+          launch: '2026-03-02',
+          window: '2026-06-01T22:00:00+02:00',
+          owner: 'dev@example.com',
+        },
+      }
+    },
+  })
+  assert.deepEqual(await call(), {
+    answers: [
+      { id: 'summary', selected: [], value: 'Fixes' },
+      { id: 'ratio', selected: [], value: 0.5 },
+      { id: 'seats', selected: [], value: 12 },
+      { id: 'notify', selected: [], value: true },
+      { id: 'launch', selected: [], value: '2026-03-02' },
+      { id: 'window', selected: [], value: '2026-06-01T22:00:00+02:00' },
+      { id: 'owner', selected: [], value: 'dev@example.com' },
+      { id: 'hook', selected: [] },
+    ],
+  })
+  // The client's handler gets the params after the SDK's own schema check (which strips what it
+  // does not know): every field arrives whole, with its type, format, bounds and default.
+  assert.deepEqual(seen, [{ mode: 'form', ...toElicitation(TYPED) }])
+  const fields = seen[0].requestedSchema.properties
+  assert.deepEqual(
+    TYPED.map((q) => [fields[q.id].type, fields[q.id].format]),
+    [
+      ['string', undefined],
+      ['number', undefined],
+      ['integer', undefined],
+      ['boolean', undefined],
+      ['string', 'date'],
+      ['string', 'date-time'],
+      ['string', 'email'],
+      ['string', 'uri'],
+    ],
+  )
+  assert.deepEqual([fields.seats.minimum, fields.seats.maximum, fields.seats.default], [1, 50, 5])
+  assert.equal(fields.summary.maxLength, 40)
+  assert.equal(fields.launch.description, 'Launch day?\nOn or after 2026-01-05.')
+  await close()
+})
+
+test("a client that applies the schema's defaults answers a typed question left empty with its default", async () => {
+  const { call, close } = await connect({
+    batch: TYPED,
+    elicitation: { form: { applyDefaults: true } },
+    answer: async () => ({ action: 'accept', content: { ratio: 0.25 } }),
+  })
+  assert.deepEqual(await call(), {
+    answers: [
+      { id: 'summary', selected: [] },
+      { id: 'ratio', selected: [], value: 0.25 },
+      { id: 'seats', selected: [], value: 5 },
+      { id: 'notify', selected: [], value: false },
+      { id: 'launch', selected: [] },
+      { id: 'window', selected: [] },
+      { id: 'owner', selected: [], value: 'ops@example.com' },
+      { id: 'hook', selected: [] },
+    ],
+  })
+  await close()
+})
+
+test('a typed value that does not fit is PROVIDER_FAILED naming the question', async () => {
+  const { call, close } = await connect({ batch: TYPED, answer: async () => ({ action: 'accept', content: { seats: 51 } }) })
+  assert.deepEqual(await call(), {
+    code: 'PROVIDER_FAILED',
+    message: 'the elicitation answer does not fit its questions: question seats value must be at most 50',
+  })
+  await close()
+})
+
+for (const [kind, why] of [
+  ['secret', 'MCP sends sensitive data through URL mode only'],
+  ['file', 'its fields are strings, numbers and booleans'],
+]) {
+  test(`a ${kind} question is INVALID_REQUEST naming it, and the client is never asked`, async () => {
+    let reached = false
+    const { call, close } = await connect({
+      batch: [...TYPED, { id: 'extra', question: 'And?', input: { kind } }],
+      answer: async () => {
+        reached = true
+        return { action: 'accept', content: {} }
+      },
+    })
+    assert.deepEqual(await call(), {
+      code: 'INVALID_REQUEST',
+      message: `question extra asks for a ${kind}, which MCP form elicitation cannot carry: ${why}`,
+    })
+    assert.equal(reached, false)
     await close()
   })
 }

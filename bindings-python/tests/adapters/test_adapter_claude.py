@@ -254,6 +254,43 @@ async def test_can_use_tool_answers_the_sdks_control_request(ctx: uq.Context) ->
     }
 
 
+async def test_option_previews_reach_the_provider_and_come_back_in_the_sdks_answer(
+    ctx: uq.Context,
+) -> None:
+    """§24: Claude's option ``preview`` is the option's ``preview`` on the way in, and the
+    updated input the SDK receives keeps it on the way out."""
+    diff = "@@ -1 +1 @@\n-retries = 1\n+retries = 3"
+    tool_input = {
+        "questions": [
+            {
+                "question": "Which fix should be applied?",
+                "header": "Fix",
+                "options": [
+                    {"label": "Patch A", "description": "Smallest change.", "preview": diff},
+                    {"label": "Patch B", "preview": "# Rewrite\nReplace the retry loop."},
+                ],
+                "multiSelect": False,
+            }
+        ]
+    }
+    provider = Scripted({"answers": [{"id": "q1", "selected": ["Patch A"]}]})
+    ctx.user_questions.register_provider(provider)
+    response = await sdk_permission_request(
+        claude.can_use_tool(ctx.user_questions), "AskUserQuestion", tool_input
+    )
+    assert [o.get("preview") for o in provider.requests[0]["questions"][0]["options"]] == [
+        diff,
+        "# Rewrite\nReplace the retry loop.",
+    ]
+    assert response["response"] == {
+        "behavior": "allow",
+        "updatedInput": {
+            "questions": tool_input["questions"],
+            "answers": {"Which fix should be applied?": "Patch A"},
+        },
+    }
+
+
 async def test_can_use_tool_denies_a_rejected_plan(ctx: uq.Context) -> None:
     ctx.user_questions.register_provider(Scripted(plan_answer(["Reject"])))
     response = await sdk_permission_request(

@@ -48,10 +48,11 @@ def host(
     *,
     request_scoped: bool = False,
     given_context: bool = False,
+    batch: Optional[List[Dict[str, Any]]] = None,
 ) -> MCPServer:
     """An MCP server whose tool asks the human through its own client (on the connection's
     channel, or tied to the tool call's request); the provider is given the tool's session,
-    or with ``given_context`` the tool's Context itself."""
+    or with ``given_context`` the tool's Context itself. It asks ``batch``, else QUESTIONS."""
     server = MCPServer("host")
 
     @server.tool()
@@ -65,7 +66,10 @@ def host(
                 )
             )
             controller = uq.AbortController()
-            request: Dict[str, Any] = {"questions": QUESTIONS, "signal": controller.signal}
+            request: Dict[str, Any] = {
+                "questions": QUESTIONS if batch is None else batch,
+                "signal": controller.signal,
+            }
             try:
                 if abort_after_asked is None:
                     answer = await questions.user_questions.ask(request)
@@ -89,16 +93,23 @@ async def call(client: Client) -> Any:
     return json.loads(content.text)
 
 
-async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> None:
-    seen: List[types.ElicitRequestFormParams] = []
+def accepting(content: Dict[str, Any], seen: List[types.ElicitRequestFormParams]) -> Any:
+    """A client's elicitation callback that records each form it gets and accepts it with
+    ``content``."""
 
     async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestFormParams)
         seen.append(params)
-        return types.ElicitResult(
-            action="accept",
-            content={"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"},
-        )
+        return types.ElicitResult(action="accept", content=content)
+
+    return answer
+
+
+async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> None:
+    seen: List[types.ElicitRequestFormParams] = []
+    answer = accepting(
+        {"pkg": "npm", "ci": ["Lint", "Tests"], "ci.other": "Coverage", "name": "api"}, seen
+    )
 
     for request_scoped, given_context in ((False, False), (True, False), (False, True)):
         async with Client(
@@ -118,6 +129,106 @@ async def test_the_client_answers_the_form_and_the_asker_gets_the_answer() -> No
     for params in seen:
         assert params.message == expected["message"]
         assert params.requested_schema == expected["requestedSchema"]
+
+
+#: Typed questions (§24) of every kind form mode carries, with their bounds and defaults.
+TYPED: List[Dict[str, Any]] = [
+    {"id": "summary", "question": "Sum it up?", "input": {"kind": "text", "maxLength": 40}},
+    {"id": "ratio", "question": "Sampling ratio?", "input": {"kind": "number", "maximum": 1}},
+    {
+        "id": "seats",
+        "header": "Seats",
+        "question": "How many seats?",
+        "input": {"kind": "integer", "minimum": 1, "maximum": 50, "default": 5},
+    },
+    {"id": "notify", "question": "Notify on-call?", "input": {"kind": "boolean"}},
+    {
+        "id": "launch",
+        "question": "Launch day?",
+        "input": {"kind": "date", "minimum": "2026-01-05"},
+    },
+    {"id": "window", "question": "Window opens?", "input": {"kind": "datetime"}},
+    {"id": "owner", "question": "Owner?", "input": {"kind": "email"}},
+    {"id": "hook", "question": "Webhook?", "input": {"kind": "url"}},
+]
+
+
+async def test_typed_questions_go_to_the_client_as_primitive_schemas_and_come_back() -> None:
+    seen: List[types.ElicitRequestFormParams] = []
+    answer = accepting(
+        {
+            "summary": "Fixes",
+            "ratio": 0.5,
+            "seats": 12,
+            "notify": False,
+            "launch": "2026-03-02",
+            "window": "2026-06-01T22:00:00+02:00",
+            "owner": "ops@example.com",
+        },
+        seen,
+    )
+
+    async with Client(host(batch=TYPED), mode="legacy", elicitation_callback=answer) as client:
+        assert await call(client) == {
+            "answers": [
+                {"id": "summary", "selected": [], "value": "Fixes"},
+                {"id": "ratio", "selected": [], "value": 0.5},
+                {"id": "seats", "selected": [], "value": 12},
+                {"id": "notify", "selected": [], "value": False},
+                {"id": "launch", "selected": [], "value": "2026-03-02"},
+                {"id": "window", "selected": [], "value": "2026-06-01T22:00:00+02:00"},
+                {"id": "owner", "selected": [], "value": "ops@example.com"},
+                {"id": "hook", "selected": []},
+            ]
+        }
+    (params,) = seen
+    # What the client received is what to_elicitation maps, field for field, and the SDK's own
+    # model of a form field reads each one back with its type, format, bounds and default.
+    assert params.requested_schema == to_elicitation(TYPED)["requestedSchema"]
+    fields = params.requested_schema["properties"]
+    assert [fields[q["id"]]["type"] for q in TYPED] == [
+        "string", "number", "integer", "boolean", "string", "string", "string", "string",
+    ]  # fmt: skip
+    assert [fields[q["id"]].get("format") for q in TYPED] == [
+        None, None, None, None, "date", "date-time", "email", "uri",
+    ]  # fmt: skip
+    seats = fields["seats"]
+    assert (seats["minimum"], seats["maximum"], seats["default"]) == (1, 50, 5)
+    assert fields["summary"]["maxLength"] == 40
+    assert fields["launch"]["description"] == "Launch day?\nOn or after 2026-01-05."
+
+
+async def test_a_typed_value_that_does_not_fit_is_provider_failed_naming_the_question() -> None:
+    async def too_many(_ctx: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"seats": 51})
+
+    async with Client(host(batch=TYPED), mode="legacy", elicitation_callback=too_many) as client:
+        assert await call(client) == {
+            "code": "PROVIDER_FAILED",
+            "message": "the elicitation answer does not fit its questions: "
+            "question seats value must be at most 50",
+        }
+
+
+async def test_a_secret_or_file_question_is_invalid_request_and_the_client_is_never_asked() -> None:
+    asked: List[Any] = []
+
+    async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={})
+
+    for kind, why in (
+        ("secret", "MCP sends sensitive data through URL mode only"),
+        ("file", "its fields are strings, numbers and booleans"),
+    ):
+        batch = [*TYPED, {"id": "extra", "question": "And?", "input": {"kind": kind}}]
+        async with Client(host(batch=batch), mode="legacy", elicitation_callback=answer) as client:
+            assert await call(client) == {
+                "code": "INVALID_REQUEST",
+                "message": f"question extra asks for a {kind}, which MCP form elicitation "
+                f"cannot carry: {why}",
+            }
+    assert asked == []
 
 
 async def test_decline_and_cancel_are_ask_cancelled() -> None:

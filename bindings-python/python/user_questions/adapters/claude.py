@@ -3,9 +3,11 @@
 ``to_request(input)`` turns the tool's input into a request (questions ``q1``, ``q2``, … in
 order); ``to_result(input, answer)`` turns our answer into what the tool returns:
 ``{"questions": …, "answers": {question text: answer}}``, multi-select labels joined by
-``", "``, free text as the answer, a skipped question left out. What does not fit (more than
-4 questions, fewer than 2 or more than 4 options, a header over 12 characters, two questions
-with the same text, option previews) is refused with ``INVALID_REQUEST`` naming it.
+``", "``, free text as the answer, a skipped question left out. An option's ``preview`` is
+carried both ways (§24: the option's ``preview``; the result gives back the input's own
+questions). What does not fit (more than 4 questions, fewer than 2 or more than 4 options, a
+header over 12 characters, two questions with the same text) is refused with
+``INVALID_REQUEST`` naming it.
 
 ``can_use_tool(service)`` is a ``can_use_tool`` callback for ``ClaudeAgentOptions``: it asks
 ``AskUserQuestion`` through the seam and sends ``ExitPlanMode`` to ``review_plan`` (§17).
@@ -71,8 +73,9 @@ def to_request(input: Any) -> Dict[str, Any]:
             description = opt_string(o, "description", opath)
             if description is not None:
                 option["description"] = description
-            if o.get("preview") is not None:
-                refuse(f"{opath}.preview cannot be carried: no provider shows option previews")
+            preview = opt_string(o, "preview", opath)
+            if preview is not None:
+                option["preview"] = preview
             converted.append(option)
         item["options"] = converted
         if opt_bool(q, "multiSelect", path):

@@ -3,9 +3,10 @@
 ``to_request(input)`` turns ``{"questions": [{"id", "header", "question", "options"}]}`` into a
 request, keeping the ids; ``to_result(input, answer)`` turns our answer into Codex's response
 ``{"answers": {id: {"answers": [label, "user_note: <text>"]}}}``: the chosen label, then free
-text as a ``user_note``, an empty list for a skipped question. What does not fit (more than 3
-questions, a multi-select question, a secret question) is refused with ``INVALID_REQUEST``
-naming it.
+text as a ``user_note``, an empty list for a skipped question. ``isSecret: true`` is a question
+with a ``secret`` input (§24), whose value comes back as its ``user_note``. What does not fit
+(more than 3 questions, a multi-select question, a secret question with options) is refused
+with ``INVALID_REQUEST`` naming it.
 """
 
 from __future__ import annotations
@@ -40,10 +41,7 @@ def to_request(input: Any) -> Dict[str, Any]:
             item["header"] = header
         if opt_bool(q, "multiSelect", path):
             refuse(f"{path}.multiSelect cannot be carried: request_user_input has no multi-select")
-        if opt_bool(q, "isSecret", path):
-            refuse(
-                f"{path}.isSecret cannot be carried: answers are shown and recorded as plain text"
-            )
+        secret = opt_bool(q, "isSecret", path)
         opt_bool(q, "isOther", path)
         if q.get("options") is not None:
             options = []
@@ -57,6 +55,12 @@ def to_request(input: Any) -> Dict[str, Any]:
                 options.append(option)
             if options:
                 item["options"] = options
+        if secret:
+            if "options" in item:
+                refuse(
+                    f"{path}.isSecret cannot be carried with options: a secret is typed, not chosen"
+                )
+            item["input"] = {"kind": "secret"}
         items.append(item)
     return {"questions": items}
 
@@ -71,5 +75,7 @@ def to_result(input: Any, answer: Any) -> Dict[str, Any]:
         values = list(item["selected"])
         if "custom" in item:
             values.append(NOTE_PREFIX + item["custom"])
+        if "value" in item:  # a secret's (the only input a converted request has)
+            values.append(NOTE_PREFIX + item["value"])
         answers[item["id"]] = {"answers": values}
     return {"answers": answers}

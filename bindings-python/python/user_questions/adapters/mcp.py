@@ -2,10 +2,13 @@
 
 ``to_elicitation(questions)`` → ``{"message", "requestedSchema"}``: one field per question,
 named by its id (single-select: a string with ``oneOf``; multi-select: an array of
-``anyOf``; no options: a string), a sibling optional string ``<id>.other`` for every
-question with options, nothing required (a skip). ``from_elicitation(questions, result)``
-maps the client's result back: ``accept`` → the answer (checked by §6, a mismatch is
-``PROVIDER_FAILED`` naming the field), ``decline`` / ``cancel`` → ``ASK_CANCELLED``.
+``anyOf``; no options: a string; a typed ``input``, §24: the primitive schema of its kind), a
+sibling optional string ``<id>.other`` for every question with options, nothing required (a
+skip). A ``secret`` or ``file`` input is refused (``INVALID_REQUEST`` naming the question):
+form mode carries neither. ``from_elicitation(questions, result)`` maps the client's result
+back: ``accept`` → the answer (a typed field's value as the item's ``value``; checked by §6,
+a mismatch is ``PROVIDER_FAILED`` naming the field), ``decline`` / ``cancel`` →
+``ASK_CANCELLED``.
 
 :class:`McpElicitationProvider` is a provider for a host that is an MCP server: each ask goes
 to the connected client as a form elicitation (the ``mcp`` package, ``pip install
@@ -54,20 +57,97 @@ def _title(question: Mapping[str, Any]) -> str:
     return header if isinstance(header, str) and header else question["question"]
 
 
+#: The primitive schema of each kind of input form mode carries (§24): ``type``, ``format``.
+_PRIMITIVES: Dict[str, Dict[str, str]] = {
+    "text": {"type": "string"},
+    "number": {"type": "number"},
+    "integer": {"type": "integer"},
+    "boolean": {"type": "boolean"},
+    "date": {"type": "string", "format": "date"},
+    "datetime": {"type": "string", "format": "date-time"},
+    "email": {"type": "string", "format": "email"},
+    "url": {"type": "string", "format": "uri"},
+}
+#: The constraints of an input that a primitive schema carries under the same name.
+_CARRIED = ("minLength", "maxLength", "minimum", "maximum", "default")
+#: Why form mode cannot carry these kinds (the refusal names the question).
+_REFUSED = {
+    "secret": "MCP sends sensitive data through URL mode only",
+    "file": "its fields are strings, numbers and booleans",
+}
+#: The words of the bounds a date's string schema cannot carry, as the core's reasons say them.
+_BOUND_WORDS = {
+    "date": ("on or after", "on or before"),
+    "datetime": ("at or after", "at or before"),
+}
+
+
+def _input_lines(spec: Mapping[str, Any]) -> List[str]:
+    """What a field's schema cannot say of its input, for its description: the bounds of a
+    date or date-time, and that a URL is http or https (``format: uri`` admits any scheme)."""
+    kind = spec["kind"]
+    if kind == "url":
+        return ["An absolute http or https URL."]
+    words = _BOUND_WORDS.get(kind)
+    if words is None:
+        return []
+    bounds = [f"{w} {spec[k]}" for w, k in zip(words, ("minimum", "maximum")) if k in spec]
+    if not bounds:
+        return []
+    text = " and ".join(bounds)
+    return [f"{text[0].upper()}{text[1:]}."]
+
+
 def _description(question: Mapping[str, Any]) -> str:
     lines = [question["question"]]
     if "detail" in question:
         lines.append(question["detail"])
-    for option in question.get("options") or []:
+    options = question.get("options") or []
+    for option in options:
         if "description" in option:
             lines.append(f"{option['label']} — {option['description']}")
+    for option in options:
+        if "preview" in option:
+            lines.append(f"Preview of {option['label']}:\n{option['preview']}")
+    if "input" in question:
+        lines.extend(_input_lines(question["input"]))
     return "\n".join(lines)
+
+
+def _form_mode_carries(questions: List[Mapping[str, Any]]) -> None:
+    """Refuses, naming the first such question, a batch with an input form mode cannot carry
+    (§24: a secret or a file): ``INVALID_REQUEST``, both ways."""
+    for question in questions:
+        kind = (question.get("input") or {}).get("kind")
+        if kind in _REFUSED:
+            refuse(
+                f"question {question['id']} asks for a {kind}, which MCP form elicitation "
+                f"cannot carry: {_REFUSED[kind]}"
+            )
+
+
+def _typed_field(question: Mapping[str, Any], title: str, description: str) -> Dict[str, Any]:
+    """The primitive schema of a question with ``input`` (§24) of a kind form mode carries."""
+    spec = question["input"]
+    kind = spec["kind"]
+    primitive = _PRIMITIVES[kind]
+    field: Dict[str, Any] = {"type": primitive["type"], "title": title, "description": description}
+    if "format" in primitive:
+        field["format"] = primitive["format"]
+    for key in _CARRIED:
+        # A date's bounds are ISO strings, which a string schema has no place for: they are in
+        # the description (and the answer is checked against them, §6).
+        if key in spec and not (key in ("minimum", "maximum") and kind in _BOUND_WORDS):
+            field[key] = spec[key]
+    return field
 
 
 def to_elicitation(questions: List[Mapping[str, Any]]) -> Dict[str, Any]:
     """The ``elicitation/create`` form parameters ``{"message", "requestedSchema"}`` for a
-    question batch (one that is not well-formed is ``INVALID_REQUEST`` naming the path, §3)."""
+    question batch (one that is not well-formed is ``INVALID_REQUEST`` naming the path, §3;
+    a secret or file input, ``INVALID_REQUEST`` naming the question, §24)."""
     well_formed(questions)
+    _form_mode_carries(questions)
     properties: Dict[str, Any] = {}
 
     def put(key: str, field: Dict[str, Any], question_id: str) -> None:
@@ -83,6 +163,9 @@ def to_elicitation(questions: List[Mapping[str, Any]]) -> Dict[str, Any]:
         description = _description(question)
         options = question.get("options") or []
         qid = question["id"]
+        if "input" in question:
+            put(qid, _typed_field(question, title, description), qid)
+            continue
         if not options:
             put(qid, {"type": "string", "title": title, "description": description}, qid)
             continue
@@ -126,10 +209,20 @@ def _text(content: Mapping[str, Any], key: str) -> Optional[str]:
     return value
 
 
+def _blank(kind: str, value: Any) -> bool:
+    """Whether a typed field's value is an empty entry, a skip: no character for text (where
+    white space may be the value), nothing but white space for the other string kinds."""
+    if not isinstance(value, str):
+        return False
+    return value == "" if kind == "text" else not value.strip()
+
+
 def from_elicitation(questions: List[Mapping[str, Any]], result: Any) -> Dict[str, Any]:
     """The client's ``ElicitResult`` (``{"action", "content"?}``) → our answer, or
-    ``ASK_CANCELLED`` (decline, cancel) or ``PROVIDER_FAILED`` naming what does not fit."""
+    ``ASK_CANCELLED`` (decline, cancel) or ``PROVIDER_FAILED`` naming what does not fit.
+    Questions that :func:`to_elicitation` refuses are refused here too, before the result."""
     well_formed(questions)
+    _form_mode_carries(questions)
     if not isinstance(result, Mapping):
         raise _failed("the elicitation result must be an object")
     action = result.get("action")
@@ -152,6 +245,12 @@ def from_elicitation(questions: List[Mapping[str, Any]], result: Any) -> Dict[st
         options = question.get("options") or []
         labels = [o["label"] for o in options]
         item: Dict[str, Any] = {"id": qid, "selected": []}
+        if "input" in question:
+            value = content.get(qid)
+            if value is not None and not _blank(question["input"]["kind"], value):
+                item["value"] = value  # its type and constraints are checked by §6 below
+            items.append(item)
+            continue
         if not options:
             text = _text(content, qid)
             if text is not None and text.strip():
@@ -233,7 +332,9 @@ class McpElicitationProvider:
     tied to that request, which Streamable HTTP needs to route it on the request's stream; a withdrawn ask cancels the request (the client receives
     ``notifications/cancelled``). A client that did not declare form elicitation fails each
     ask at once with ``PROVIDER_FAILED`` (:data:`NO_ELICITATION`): capabilities are known only
-    once a client has connected, after the provider is registered. A connection that closes
+    once a client has connected, after the provider is registered. A question form mode cannot
+    carry (a secret or file input) fails the ask with ``INVALID_REQUEST`` naming it, and the
+    client is not asked. A connection that closes
     before the client answered (or before the ask) fails the ask with ``PROVIDER_FAILED``
     (:data:`CLIENT_GONE`), unless the ask is awaited by the tool call, which the SDK cancels
     as the connection ends: that ask is withdrawn (``ASK_ABORTED``; the awaiting task gets
