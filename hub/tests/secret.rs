@@ -8,8 +8,11 @@ use std::time::Duration;
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 use user_questions::{AskUserQuestionItem, AskUserQuestionRequest, Context, InputKind};
-use user_questions_hub::{Hub, HubConfig};
+use user_questions_hub::Hub;
 use user_questions_remote::RemoteProvider;
+
+#[path = "../../person/tests/support/shared.rs"]
+mod shared;
 
 mod common {
     pub mod client;
@@ -32,13 +35,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = Hub::start(HubConfig {
-        store: format!("sqlite:{}", dir.path().join("hub.db").display()),
-        token: Some(TOKEN.to_owned()),
-        ..HubConfig::default()
-    })
-    .expect("start the hub");
+    let (hub, dir) = shared::start_hub(TOKEN);
     let base = format!("http://{}", hub.local_addr());
     let (rt, client) = common::client::runtime_and_client();
     Fixture {

@@ -1,6 +1,9 @@
-//! The HTTP API of §19 against a real server on 127.0.0.1:0: every endpoint and error code,
-//! the token (cookie and Bearer), Host and Origin checks, the headers, the size limit, the
-//! event stream (replay, resume, order), races between clients, and shutdown.
+//! The HTTP contract of the person API (§19) against a real server on 127.0.0.1:0: every
+//! endpoint and error code, the token (cookie and Bearer), Host and Origin checks, the headers,
+//! the size limit, the event stream (replay, resume, order), races between clients — one suite
+//! for both backends: the tests written `contract! { … }` run twice, against the web provider
+//! (an inbox) and against a hub on a SQLite file (`uq serve`'s, asked through RemoteProvider).
+//! The rest are the web provider's own (its shutdown, its inbox's streams).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -12,8 +15,10 @@ use reqwest::{Client, Method, StatusCode, header};
 use serde_json::{Value, json};
 use user_questions::{
     AbortController, AskUserQuestionAnswer, AskUserQuestionItem, AskUserQuestionOption,
-    AskUserQuestionRequest, Context, ErrorCode, Result,
+    AskUserQuestionRequest, Context, ErrorCode, Result, UserQuestionProvider,
 };
+use user_questions_hub::Hub;
+use user_questions_remote::RemoteProvider;
 use user_questions_web::access::hash_token;
 use user_questions_web::{MAX_BODY_BYTES, WebProvider};
 
@@ -21,36 +26,144 @@ const TOKEN: &str = "test-token_0123456789";
 /// Generous bound for things that should happen at once; tests assert outcomes, not durations.
 const PATIENCE: Duration = Duration::from_secs(20);
 
+/// The server under test.
+enum Server {
+    /// The web provider: the person API over an inbox.
+    Inbox(WebProvider),
+    /// A hub (`uq serve`'s) on a SQLite file (in the directory, kept while it runs): the
+    /// person API over its store.
+    Hub(Hub, #[allow(dead_code)] tempfile::TempDir),
+}
+
 struct Fixture {
+    /// Asks go to the server: the web provider, or a RemoteProvider posting to the hub.
     ctx: Context,
-    web: WebProvider,
+    server: Server,
     base: String,
     client: Client,
 }
 
+/// The web provider's fixture.
 fn fixture() -> Fixture {
-    let web = WebProvider::builder()
-        .listen("127.0.0.1:0")
-        .token(TOKEN)
-        .bind()
-        .expect("bind");
-    let ctx = Context::new();
-    // Dropping the handle keeps the provider registered.
-    let _ = ctx
-        .user_questions()
-        .register_provider(web.clone())
-        .expect("register");
-    let base = format!("http://{}", web.local_addr());
-    let client = Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    Fixture {
-        ctx,
-        web,
-        base,
-        client,
+    Fixture::inbox()
+}
+
+impl Fixture {
+    fn inbox() -> Fixture {
+        let web = WebProvider::builder()
+            .listen("127.0.0.1:0")
+            .token(TOKEN)
+            .bind()
+            .expect("bind");
+        let base = format!("http://{}", web.local_addr());
+        Fixture::asking(Server::Inbox(web.clone()), base, web)
     }
+
+    fn hub() -> Fixture {
+        let (hub, dir) = shared::start_hub(TOKEN);
+        let base = format!("http://{}", hub.local_addr());
+        let remote = RemoteProvider::new(&base, TOKEN).expect("a remote provider");
+        Fixture::asking(Server::Hub(hub, dir), base, remote)
+    }
+
+    fn asking(server: Server, base: String, provider: impl UserQuestionProvider) -> Fixture {
+        let ctx = Context::new();
+        // Dropping the handle keeps the provider registered.
+        let _ = ctx
+            .user_questions()
+            .register_provider(provider)
+            .expect("register");
+        let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        Fixture {
+            ctx,
+            server,
+            base,
+            client,
+        }
+    }
+
+    /// The web provider (a test of its own, not of the contract).
+    fn web(&self) -> &WebProvider {
+        match &self.server {
+            Server::Inbox(web) => web,
+            Server::Hub(..) => panic!("a test of the web provider run against a hub"),
+        }
+    }
+
+    fn addr(&self) -> std::net::SocketAddr {
+        match &self.server {
+            Server::Inbox(web) => web.local_addr(),
+            Server::Hub(hub, _) => hub.local_addr(),
+        }
+    }
+
+    /// The URL a person opens: the page with the token.
+    fn page_url(&self) -> String {
+        match &self.server {
+            Server::Inbox(web) => web.url().to_owned(),
+            Server::Hub(hub, _) => hub.url().to_owned(),
+        }
+    }
+
+    /// The tickets the person API lists.
+    async fn pending_tickets(&self) -> Vec<u64> {
+        let (status, body) = json_of(self.get("/api/v1/questions").await).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let listed = body["pending"].as_array().cloned().unwrap_or_default();
+        listed.iter().filter_map(|p| p["ticket"].as_u64()).collect()
+    }
+
+    /// How many questions wait: the inbox's count (a fixture of people has no one token), the
+    /// hub's list.
+    async fn pending_len(&self) -> usize {
+        match &self.server {
+            Server::Inbox(web) => web.inbox().len(),
+            Server::Hub(..) => self.pending_tickets().await.len(),
+        }
+    }
+
+    /// Answers `ticket` (question `id`) with `A` through the person API, as a person does.
+    async fn answer_a(&self, ticket: u64, id: &str) {
+        let body = json!({"answers": [{"id": id, "selected": ["A"]}]}).to_string();
+        let response = self
+            .post(&format!("/api/v1/questions/{ticket}/answer"), body)
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "answer {ticket}");
+    }
+
+    /// Cancels `ticket` through the person API, as a person does.
+    async fn cancel(&self, ticket: u64) {
+        let response = self
+            .post(&format!("/api/v1/questions/{ticket}/cancel"), "{}")
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "cancel {ticket}");
+    }
+}
+
+/// The tests of the person API's contract: each runs against both backends, as
+/// `<name>::inbox` and `<name>::hub`.
+macro_rules! contract {
+    ($(#[doc = $doc:literal])* async fn $name:ident($f:ident: Fixture) $body:block) => {
+        $(#[doc = $doc])*
+        mod $name {
+            use super::*;
+
+            async fn run($f: Fixture) $body
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn inbox() {
+                run(Fixture::inbox()).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn hub() {
+                run(Fixture::hub()).await
+            }
+        }
+    };
 }
 
 fn question(id: &str, labels: &[&str]) -> AskUserQuestionItem {
@@ -87,7 +200,7 @@ fn ask_timed(
 
 async fn wait_pending(f: &Fixture, n: usize) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while f.web.inbox().len() < n {
+    while f.pending_len().await < n {
         assert!(
             tokio::time::Instant::now() < deadline,
             "{n} pending never came"
@@ -263,9 +376,8 @@ impl SseReader {
 
 // ---- security -------------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_request_needs_the_token() {
-    let f = fixture();
+contract! {
+async fn every_request_needs_the_token(f: Fixture) {
     for path in [
         "/",
         "/app.js",
@@ -288,7 +400,7 @@ async fn every_request_needs_the_token() {
         .await
         .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
-    let cookie_name = format!("uq-session-{}", f.web.local_addr().port());
+    let cookie_name = format!("uq-session-{}", f.addr().port());
     let wrong = f
         .client
         .get(f.url("/api/v1/questions"))
@@ -310,15 +422,15 @@ async fn every_request_needs_the_token() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(f.web.inbox().len(), 1);
-    f.web.inbox().cancel(1).unwrap();
+    assert_eq!(f.pending_len().await, 1);
+    f.cancel(1).await;
     assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_bearer_scheme_is_case_insensitive() {
+contract! {
+async fn the_bearer_scheme_is_case_insensitive(f: Fixture) {
     // RFC 7235 §2.1: the scheme's name is case-insensitive.
-    let f = fixture();
     let listed_with = |authorization: String| async {
         let response = f
             .client
@@ -355,15 +467,12 @@ async fn the_bearer_scheme_is_case_insensitive() {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{value}");
     }
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_url_sets_a_session_cookie_and_redirects() {
-    let f = fixture();
-    assert_eq!(
-        f.web.url(),
-        format!("http://{}/?token={TOKEN}", f.web.local_addr())
-    );
-    let response = f.client.get(f.web.url()).send().await.unwrap();
+contract! {
+async fn the_url_sets_a_session_cookie_and_redirects(f: Fixture) {
+    assert_eq!(f.page_url(), format!("http://{}/?token={TOKEN}", f.addr()));
+    let response = f.client.get(f.page_url()).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     assert_eq!(response.headers()[header::LOCATION], "/");
     assert_security_headers(&response);
@@ -375,7 +484,7 @@ async fn the_url_sets_a_session_cookie_and_redirects() {
     let (pair, attributes) = parts.split_first().unwrap();
     assert_eq!(
         *pair,
-        format!("uq-session-{}={TOKEN}", f.web.local_addr().port())
+        format!("uq-session-{}={TOKEN}", f.addr().port())
     );
     let mut attributes = attributes.to_vec();
     attributes.sort();
@@ -409,12 +518,12 @@ async fn the_url_sets_a_session_cookie_and_redirects() {
     assert!(!page.contains("<style"));
     assert_eq!(page.matches("<script").count(), 1);
 }
+}
 
+contract! {
 /// `GET /?token=…` with `token` twice: a login only when both are the token, and a refusal in
 /// the API's error shape otherwise — never a plain-text 400 from the query's parser.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_login_with_the_token_given_twice_needs_both_right() {
-    let f = fixture();
+async fn a_login_with_the_token_given_twice_needs_both_right(f: Fixture) {
     let response = f
         .client
         .get(f.url(&format!("/?token={TOKEN}&token={TOKEN}")))
@@ -426,7 +535,7 @@ async fn a_login_with_the_token_given_twice_needs_both_right() {
     assert!(
         cookie.starts_with(&format!(
             "uq-session-{}={TOKEN};",
-            f.web.local_addr().port()
+            f.addr().port()
         )),
         "{cookie}"
     );
@@ -451,14 +560,14 @@ async fn a_login_with_the_token_given_twice_needs_both_right() {
         assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{query}");
     }
 }
+}
 
+contract! {
 /// Cookies are shared by every port of a host, so the browser sends this server's session
 /// cookie in one `Cookie` header with those of other local sites — whose values may be
 /// anything: not ASCII, quoted, malformed pairs. The session is found among them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_session_cookie_is_found_among_other_sites_cookies() {
-    let f = fixture();
-    let ours = format!("uq-session-{}={TOKEN}", f.web.local_addr().port());
+async fn the_session_cookie_is_found_among_other_sites_cookies(f: Fixture) {
+    let ours = format!("uq-session-{}={TOKEN}", f.addr().port());
     let f = &f;
     let status_with = |cookie: Vec<u8>| async move {
         f.client
@@ -497,11 +606,11 @@ async fn the_session_cookie_is_found_among_other_sites_cookies() {
         );
     }
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_foreign_host_is_forbidden_on_loopback() {
-    let f = fixture();
-    let addr = f.web.local_addr();
+contract! {
+async fn a_foreign_host_is_forbidden_on_loopback(f: Fixture) {
+    let addr = f.addr();
     let port = addr.port();
     for host in [
         "evil.example",
@@ -582,6 +691,7 @@ async fn a_foreign_host_is_forbidden_on_loopback() {
         assert!(out.starts_with("HTTP/1.1 200"), "{host}: {out}");
     }
 }
+}
 
 /// On the IPv6 loopback the URL brackets the address, its login works, `[::1]:PORT` is a
 /// loopback `Host`, and the page's own origin `http://[::1]:PORT` may post.
@@ -657,9 +767,8 @@ async fn any_host_is_served_on_a_non_loopback_address() {
     web.close();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_foreign_origin_cannot_post() {
-    let f = fixture();
+contract! {
+async fn a_foreign_origin_cannot_post(f: Fixture) {
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
     for origin in [
@@ -701,7 +810,7 @@ async fn a_foreign_origin_cannot_post() {
     }
     // The Host check still comes first.
     let out = raw(
-        f.web.local_addr(),
+        f.addr(),
         "POST /api/v1/questions/1/cancel HTTP/1.1\r\nHost: evil.example\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     );
     assert!(out.starts_with("HTTP/1.1 403"), "{out}");
@@ -715,7 +824,7 @@ async fn a_foreign_origin_cannot_post() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
+    assert_eq!(f.pending_len().await, 1, "nothing was settled");
     // A GET with a foreign Origin is only reading; the server's own origin may post.
     let response = f
         .request(Method::GET, "/api/v1/questions")
@@ -733,10 +842,10 @@ async fn a_foreign_origin_cannot_post() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskCancelled);
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_routes_and_methods_are_not_found() {
-    let f = fixture();
+contract! {
+async fn unknown_routes_and_methods_are_not_found(f: Fixture) {
     for (method, path) in [
         (Method::GET, "/nope"),
         (Method::GET, "/api/v1/questions/1/answer"),
@@ -762,12 +871,12 @@ async fn unknown_routes_and_methods_are_not_found() {
         );
     }
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_number_never_issued_as_a_ticket_is_not_pending() {
+contract! {
+async fn a_number_never_issued_as_a_ticket_is_not_pending(f: Fixture) {
     // §7: on a ticket never issued, NOT_PENDING in the inbox's words, also for 0 and for
     // numbers too large to be a ticket at all.
-    let f = fixture();
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
     for (ticket, shown) in [
@@ -793,20 +902,22 @@ async fn a_number_never_issued_as_a_ticket_is_not_pending() {
             );
         }
     }
-    // The inbox words a ticket it never issued the same way.
-    let inbox = f.web.inbox().cancel(0).unwrap_err();
-    assert_eq!(inbox.code(), ErrorCode::NotPending);
-    assert_eq!(inbox.message(), "question 0 is not pending");
-    assert_eq!(f.web.inbox().len(), 1, "nothing was settled");
-    f.web.inbox().cancel(1).unwrap();
+    // The web provider's inbox words a ticket it never issued the same way.
+    if let Server::Inbox(web) = &f.server {
+        let inbox = web.inbox().cancel(0).unwrap_err();
+        assert_eq!(inbox.code(), ErrorCode::NotPending);
+        assert_eq!(inbox.message(), "question 0 is not pending");
+    }
+    assert_eq!(f.pending_len().await, 1, "nothing was settled");
+    f.cancel(1).await;
     settled(&rx).unwrap_err();
+}
 }
 
 // ---- the endpoints --------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn questions_lists_pending_as_p() {
-    let f = fixture();
+contract! {
+async fn questions_lists_pending_as_p(f: Fixture) {
     let (status, body) = json_of(f.get("/api/v1/questions").await).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"pending": []})));
 
@@ -816,6 +927,8 @@ async fn questions_lists_pending_as_p() {
         &f.ctx,
         AskUserQuestionRequest::new(vec![question("a", &["Yes", "No"])]).with_agent(agent),
     );
+    // (A hub numbers asks as their POSTs arrive: one at a time.)
+    wait_pending(&f, 1).await;
     let second = ask(
         &f.ctx,
         AskUserQuestionRequest::new(vec![question("b", &[])])
@@ -859,15 +972,15 @@ async fn questions_lists_pending_as_p() {
     );
     assert!(asked_at.ends_with('Z'));
 
-    f.web.inbox().cancel(1).unwrap();
-    f.web.inbox().cancel(2).unwrap();
+    f.cancel(1).await;
+    f.cancel(2).await;
     settled(&first).unwrap_err();
     settled(&second).unwrap_err();
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn answer_settles_the_asker_once() {
-    let f = fixture();
+contract! {
+async fn answer_settles_the_asker_once(f: Fixture) {
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
 
@@ -882,7 +995,7 @@ async fn answer_settles_the_asker_once() {
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(body["error"]["code"], "BAD_ANSWER");
-    assert_eq!(f.web.inbox().len(), 1);
+    assert_eq!(f.pending_len().await, 1);
 
     let response = f
         .post(
@@ -922,10 +1035,10 @@ async fn answer_settles_the_asker_once() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body, error("NOT_PENDING", "question 9 is not pending"));
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_settles_the_asker_cancelled() {
-    let f = fixture();
+contract! {
+async fn cancel_settles_the_asker_cancelled(f: Fixture) {
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
     let response = f.post("/api/v1/questions/1/cancel", "").await;
@@ -945,6 +1058,7 @@ async fn cancel_settles_the_asker_cancelled() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body, error("NOT_PENDING", "question 2 is not pending"));
 }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extend_moves_a_deadline() {
@@ -952,7 +1066,7 @@ async fn extend_moves_a_deadline() {
     let timed = ask_timed(&f, "t", Duration::from_secs(60));
     let untimed = ask_one(&f, "u");
     wait_pending(&f, 2).await;
-    let before = f.web.inbox().pending()[0].expires_at.clone().unwrap();
+    let before = f.web().inbox().pending()[0].expires_at.clone().unwrap();
     let mut events = SseReader::open(&f, None).await;
     assert_eq!(events.next().await.unwrap().event, "requested");
     assert_eq!(events.next().await.unwrap().event, "requested");
@@ -967,7 +1081,7 @@ async fn extend_moves_a_deadline() {
     assert_eq!(body, json!({ "expiresAt": after }));
     assert!(after > before, "{after} > {before}");
     assert_eq!(
-        f.web.inbox().pending()[0].expires_at.as_deref(),
+        f.web().inbox().pending()[0].expires_at.as_deref(),
         Some(&*after)
     );
     let extended = events.next().await.unwrap();
@@ -1008,7 +1122,7 @@ async fn extend_moves_a_deadline() {
         json_of(f.post("/api/v1/questions/7/extend", r#"{"ms":1000}"#).await).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body, error("NOT_PENDING", "question 7 is not pending"));
-    f.web.inbox().cancel(1).unwrap();
+    f.web().inbox().cancel(1).unwrap();
     let (status, body) =
         json_of(f.post("/api/v1/questions/1/extend", r#"{"ms":1000}"#).await).await;
     assert_eq!(status, StatusCode::CONFLICT);
@@ -1016,14 +1130,13 @@ async fn extend_moves_a_deadline() {
         body,
         error("ALREADY_RESOLVED", "question 1 is already resolved")
     );
-    f.web.inbox().cancel(2).unwrap();
+    f.web().inbox().cancel(2).unwrap();
     settled(&timed).unwrap_err();
     settled(&untimed).unwrap_err();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn malformed_bodies_get_the_right_error_and_the_server_keeps_serving() {
-    let f = fixture();
+contract! {
+async fn malformed_bodies_get_the_right_error_and_the_server_keeps_serving(f: Fixture) {
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
     for bad in [
@@ -1056,7 +1169,7 @@ async fn malformed_bodies_get_the_right_error_and_the_server_keeps_serving() {
             String::from_utf8_lossy(bad)
         );
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
-        assert_eq!(f.web.inbox().len(), 1, "still pending");
+        assert_eq!(f.pending_len().await, 1, "still pending");
     }
     let (_, body) = json_of(f.post("/api/v1/questions/1/answer", "{").await).await;
     assert!(
@@ -1078,10 +1191,10 @@ async fn malformed_bodies_get_the_right_error_and_the_server_keeps_serving() {
     let (status, _) = json_of(f.get("/api/v1/questions").await).await;
     assert_eq!(status, StatusCode::OK);
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bodies_over_8_mib_get_413() {
-    let f = fixture();
+contract! {
+async fn bodies_over_8_mib_get_413(f: Fixture) {
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
     let too_large = error("PAYLOAD_TOO_LARGE", "the request body is larger than 8 MiB");
@@ -1092,7 +1205,7 @@ async fn bodies_over_8_mib_get_413() {
     ] {
         // Declared with Content-Length: refused before the body is read.
         let out = shared::raw_upload(
-            f.web.local_addr(),
+            f.addr(),
             path,
             TOKEN,
             Some(MAX_BODY_BYTES + 1),
@@ -1104,7 +1217,7 @@ async fn bodies_over_8_mib_get_413() {
         assert!(out.ends_with(&too_large.to_string()), "{out}");
         // Streamed without a length (chunked): refused once 8 MiB were read.
         let out = shared::raw_upload(
-            f.web.local_addr(),
+            f.addr(),
             path,
             TOKEN,
             None,
@@ -1112,7 +1225,7 @@ async fn bodies_over_8_mib_get_413() {
         );
         assert!(out.starts_with("HTTP/1.1 413"), "{path} chunked: {out}");
         assert!(out.ends_with(&too_large.to_string()), "{out}");
-        assert_eq!(f.web.inbox().len(), 1);
+        assert_eq!(f.pending_len().await, 1);
     }
     // Exactly 8 MiB is read (and is not an answer).
     let (status, body) = json_of(
@@ -1126,19 +1239,19 @@ async fn bodies_over_8_mib_get_413() {
     assert_eq!(response.status(), StatusCode::OK);
     settled(&rx).unwrap_err();
 }
+}
 
 // ---- the event stream -----------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_stream_replays_pending_first() {
-    let f = fixture();
+contract! {
+async fn a_new_stream_replays_pending_first(f: Fixture) {
     let a = ask_one(&f, "a");
     wait_pending(&f, 1).await;
     let b = ask_one(&f, "b");
     wait_pending(&f, 2).await;
     let c = ask_one(&f, "c");
     wait_pending(&f, 3).await;
-    f.web.inbox().cancel(2).unwrap();
+    f.cancel(2).await;
     settled(&b).unwrap_err();
     // Events so far: requested 1, 2, 3 (ids base+1 to base+3), resolved 2 (id base+4), the
     // base being this run's (events.rs: a restarted server does not reuse ids).
@@ -1159,7 +1272,7 @@ async fn a_new_stream_replays_pending_first() {
     assert!(stream.quiet().await, "only what is pending is replayed");
 
     // Then what happens, in order.
-    f.web.inbox().cancel(1).unwrap();
+    f.cancel(1).await;
     let resolved = stream.next().await.unwrap();
     assert_eq!(resolved.event, "resolved");
     assert_eq!(resolved.id, Some(base + 5));
@@ -1171,17 +1284,13 @@ async fn a_new_stream_replays_pending_first() {
         ("requested", Some(base + 6))
     );
     assert_eq!(requested.data["ticket"], 4);
-    assert_eq!(
-        requested.data,
-        serde_json::to_value(&f.web.inbox().pending()[1]).unwrap()
-    );
-    f.web.inbox().fail(3, "gone").unwrap();
-    f.web
-        .inbox()
-        .answer_json(4, r#"{"answers":[{"id":"d","selected":["A"]}]}"#)
-        .unwrap();
-    let failed = stream.next().await.unwrap();
-    assert_eq!(failed.data, json!({"ticket": 3, "outcome": "failed"}));
+    // The stream's P is the list's.
+    let (_, listed) = json_of(f.get("/api/v1/questions").await).await;
+    assert_eq!(requested.data, listed["pending"][1]);
+    f.cancel(3).await;
+    f.answer_a(4, "d").await;
+    let cancelled = stream.next().await.unwrap();
+    assert_eq!(cancelled.data, json!({"ticket": 3, "outcome": "cancelled"}));
     let answered = stream.next().await.unwrap();
     assert_eq!(answered.data, json!({"ticket": 4, "outcome": "answered"}));
     assert_eq!(answered.id, Some(base + 8));
@@ -1197,13 +1306,13 @@ async fn a_new_stream_replays_pending_first() {
         (first.event.as_str(), first.id),
         ("requested", Some(base + 9))
     );
-    f.web.inbox().cancel(5).unwrap();
+    f.cancel(5).await;
     settled(&e).unwrap_err();
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn last_event_id_resumes_without_repeats() {
-    let f = fixture();
+contract! {
+async fn last_event_id_resumes_without_repeats(f: Fixture) {
     let mut asks = vec![ask_one(&f, "a")];
     wait_pending(&f, 1).await;
     asks.push(ask_one(&f, "b"));
@@ -1217,13 +1326,10 @@ async fn last_event_id_resumes_without_repeats() {
     drop(stream);
 
     // While away: 1 answered, c asked, b's deadline… no: b cancelled.
-    f.web
-        .inbox()
-        .answer_json(1, r#"{"answers":[{"id":"a","selected":["A"]}]}"#)
-        .unwrap();
+    f.answer_a(1, "a").await;
     asks.push(ask_one(&f, "c"));
     wait_pending(&f, 2).await;
-    f.web.inbox().cancel(2).unwrap();
+    f.cancel(2).await;
 
     let mut resumed = SseReader::open(&f, Some(base + 2)).await;
     let mut got = Vec::new();
@@ -1272,10 +1378,11 @@ async fn last_event_id_resumes_without_repeats() {
             ("requested", Some(3))
         );
     }
-    f.web.inbox().cancel(3).unwrap();
+    f.cancel(3).await;
     for rx in &asks {
         let _ = settled(rx);
     }
+}
 }
 
 /// A server started again (at the same address, with the same token, a browser's page still
@@ -1289,9 +1396,9 @@ async fn a_last_event_id_from_an_earlier_run_gets_a_full_replay() {
     wait_pending(&earlier, 1).await;
     let mut stream = SseReader::open(&earlier, None).await;
     let last = stream.next().await.unwrap().id.unwrap();
-    earlier.web.inbox().cancel(1).unwrap();
+    earlier.web().inbox().cancel(1).unwrap();
     settled(&rx).unwrap_err();
-    earlier.web.close();
+    earlier.web().close();
 
     let later = fixture();
     let asks: Vec<_> = (0..3).map(|i| ask_one(&later, &format!("q{i}"))).collect();
@@ -1313,7 +1420,7 @@ async fn a_last_event_id_from_an_earlier_run_gets_a_full_replay() {
     );
     assert!(got.iter().all(|e| e.id.unwrap() > last), "{got:?}");
     for ticket in 1..=3 {
-        later.web.inbox().cancel(ticket).unwrap();
+        later.web().inbox().cancel(ticket).unwrap();
     }
     for rx in &asks {
         settled(rx).unwrap_err();
@@ -1328,7 +1435,7 @@ async fn a_resume_older_than_the_log_replays_pending() {
     let first = SseReader::open(&f, None).await.next().await.unwrap();
     let base = first.id.unwrap() - 1;
     // More events than the log keeps: asks settled at once.
-    let inbox = f.web.inbox().clone();
+    let inbox = f.web().inbox().clone();
     let _sub = inbox.clone().subscribe(move |event| {
         if let user_questions::InboxEvent::Requested(p) = event
             && p.ticket > 1
@@ -1348,7 +1455,7 @@ async fn a_resume_older_than_the_log_replays_pending() {
     );
     assert_eq!(first.id, Some(base + 1 + 2 * 4200));
     assert!(stream.quiet().await);
-    f.web.inbox().cancel(1).unwrap();
+    f.web().inbox().cancel(1).unwrap();
     settled(&keep).unwrap_err();
 }
 
@@ -1422,7 +1529,7 @@ async fn event_data_keeps_the_keys_in_the_spec_order() {
         extended.text,
         format!(r#"{{"ticket":1,"expiresAt":"{at}"}}"#)
     );
-    f.web.inbox().cancel(1).unwrap();
+    f.web().inbox().cancel(1).unwrap();
     settled(&rx).unwrap_err();
     let resolved = stream.next().await.unwrap();
     assert_eq!(resolved.event, "resolved");
@@ -1447,9 +1554,8 @@ async fn a_deadline_reaches_the_stream_as_timed_out() {
     assert_eq!(resolved.data, json!({"ticket": 1, "outcome": "timed_out"}));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_clients_answering_at_once_one_wins() {
-    let f = fixture();
+contract! {
+async fn two_clients_answering_at_once_one_wins(f: Fixture) {
     let second_client = Client::new();
     for round in 1..=50u64 {
         let rx = ask_one(&f, "q");
@@ -1478,6 +1584,7 @@ async fn two_clients_answering_at_once_one_wins() {
         assert_eq!(answer.answers[0].selected, [winner], "round {round}");
     }
 }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_stream_never_holds_the_inbox_back() {
@@ -1486,7 +1593,7 @@ async fn a_slow_stream_never_holds_the_inbox_back() {
     let stalled = f.get("/api/v1/events").await;
     assert_eq!(stalled.status(), StatusCode::OK);
     let mut live = SseReader::open(&f, None).await;
-    let inbox = f.web.inbox().clone();
+    let inbox = f.web().inbox().clone();
     let _sub = inbox.clone().subscribe(move |event| {
         if let user_questions::InboxEvent::Requested(p) = event {
             let _ = inbox.cancel(p.ticket);
@@ -1510,7 +1617,7 @@ async fn a_slow_stream_never_holds_the_inbox_back() {
         }
     }
     // The stalled stream was dropped; the live one is still there.
-    assert_eq!(f.web.event_streams(), 1);
+    assert_eq!(f.web().event_streams(), 1);
     drop(stalled);
 }
 
@@ -1521,8 +1628,8 @@ async fn a_slow_stream_never_holds_the_inbox_back() {
 async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
     let f = fixture();
     let mut lagging = SseReader::open(&f, None).await;
-    assert_eq!(f.web.event_streams(), 1);
-    let inbox = f.web.inbox().clone();
+    assert_eq!(f.web().event_streams(), 1);
+    let inbox = f.web().inbox().clone();
     let _sub = inbox.clone().subscribe(move |event| {
         if let user_questions::InboxEvent::Requested(p) = event {
             let _ = inbox.cancel(p.ticket);
@@ -1541,7 +1648,7 @@ async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
     };
     // Events (a `requested` and a `resolved` per ask) until the unread stream is let go…
     let mut asks = 0;
-    while f.web.event_streams() == 1 {
+    while f.web().event_streams() == 1 {
         assert!(asks < 20_000, "the lagging stream was never let go");
         ask_and_cancel(asks);
         asks += 1;
@@ -1581,7 +1688,7 @@ async fn a_stream_let_go_for_lagging_resumes_where_it_ended() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_streams_each_get_every_event_while_others_go_away() {
     let f = fixture();
-    let addr = f.web.local_addr();
+    let addr = f.web().local_addr();
     let mut kept = Vec::new();
     let mut leaving = Vec::new();
     for _ in 0..30 {
@@ -1597,7 +1704,7 @@ async fn many_streams_each_get_every_event_while_others_go_away() {
         leaving.push(raw);
     }
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while f.web.event_streams() < 60 {
+    while f.web().event_streams() < 60 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "60 streams never opened"
@@ -1607,10 +1714,10 @@ async fn many_streams_each_get_every_event_while_others_go_away() {
     // One question asked and cancelled: ticket `t`'s events are ids 2t-1 and 2t.
     let round = |f: &Fixture, ticket: u64| {
         let rx = ask_one(f, "q");
-        while f.web.inbox().is_empty() {
+        while f.web().inbox().is_empty() {
             std::thread::yield_now();
         }
-        f.web.inbox().cancel(ticket).unwrap();
+        f.web().inbox().cancel(ticket).unwrap();
         settled(&rx).unwrap_err();
     };
     let mut tickets = 1;
@@ -1620,7 +1727,7 @@ async fn many_streams_each_get_every_event_while_others_go_away() {
     // given a moment to be written (on a loaded machine the server's writes lag behind the
     // rounds). At most 300 rounds: 600 events, within what a stream may hold unread.
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while f.web.event_streams() > 30 {
+    while f.web().event_streams() > 30 {
         assert!(
             tickets < 300 && tokio::time::Instant::now() < deadline,
             "the streams that went away were never let go"
@@ -1628,11 +1735,11 @@ async fn many_streams_each_get_every_event_while_others_go_away() {
         tickets += 1;
         round(&f, tickets);
         let written = tokio::time::Instant::now() + Duration::from_millis(50);
-        while f.web.event_streams() > 30 && tokio::time::Instant::now() < written {
+        while f.web().event_streams() > 30 && tokio::time::Instant::now() < written {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
-    assert_eq!(f.web.event_streams(), 30);
+    assert_eq!(f.web().event_streams(), 30);
     let expected: Vec<(u64, String, u64)> = (1..=tickets)
         .flat_map(|t| {
             [
@@ -1676,8 +1783,8 @@ async fn close_withdraws_waiting_asks_and_frees_the_port() {
     wait_pending(&f, 1).await;
     let mut stream = SseReader::open(&f, None).await;
     assert_eq!(stream.next().await.unwrap().event, "requested");
-    let addr = f.web.local_addr();
-    let web = f.web.clone();
+    let addr = f.web().local_addr();
+    let web = f.web().clone();
     tokio::task::spawn_blocking(move || web.close())
         .await
         .unwrap();
@@ -1693,11 +1800,11 @@ async fn close_withdraws_waiting_asks_and_frees_the_port() {
     assert_eq!(stream.next().await, None);
     // close() returned after the server stopped: the port refuses at once.
     assert!(TcpStream::connect(addr).is_err());
-    assert!(f.web.is_closed());
+    assert!(f.web().is_closed());
     // Still registered, a closed provider withdraws a new ask at once.
     let e = settled(&ask_one(&f, "late")).unwrap_err();
     assert_eq!(e.code(), ErrorCode::AskAborted);
-    f.web.close();
+    f.web().close();
 }
 
 /// `close()` while a client is stuck in the middle of a request (its body never comes whole)
@@ -1706,7 +1813,7 @@ async fn close_withdraws_waiting_asks_and_frees_the_port() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_returns_while_a_client_is_stuck_mid_request() {
     let f = fixture();
-    let addr = f.web.local_addr();
+    let addr = f.web().local_addr();
     let mut stuck = TcpStream::connect(addr).unwrap();
     stuck
         .write_all(
@@ -1718,7 +1825,7 @@ async fn close_returns_while_a_client_is_stuck_mid_request() {
         .unwrap();
     // The request is in progress once another on a new connection was served after it.
     assert_eq!(f.get("/api/v1/questions").await.status(), StatusCode::OK);
-    let web = f.web.clone();
+    let web = f.web().clone();
     tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || web.close()))
         .await
         .expect("close() returns though a request is stuck")
@@ -1743,12 +1850,12 @@ async fn a_close_that_finds_another_under_way_returns_when_the_server_stopped() 
     let f = fixture();
     let rx = ask_one(&f, "q");
     wait_pending(&f, 1).await;
-    let addr = f.web.local_addr();
+    let addr = f.web().local_addr();
     let (returned, second) = mpsc::channel::<bool>();
     let (told, first_waits) = mpsc::channel::<()>();
-    let second_closer = std::sync::Mutex::new(Some((f.web.clone(), returned, told)));
+    let second_closer = std::sync::Mutex::new(Some((f.web().clone(), returned, told)));
     let first_waits = std::sync::Mutex::new(first_waits);
-    let _sub = f.web.inbox().subscribe(move |event| {
+    let _sub = f.web().inbox().subscribe(move |event| {
         let user_questions::InboxEvent::Resolved { .. } = event else {
             return;
         };
@@ -1763,7 +1870,7 @@ async fn a_close_that_finds_another_under_way_returns_when_the_server_stopped() 
         });
         let _ = first_waits.lock().unwrap().recv_timeout(WINDOW);
     });
-    let web = f.web.clone();
+    let web = f.web().clone();
     tokio::task::spawn_blocking(move || web.close())
         .await
         .unwrap();
@@ -1788,12 +1895,12 @@ async fn a_close_that_finds_another_under_way_returns_when_the_server_stopped() 
 fn close_called_again_from_what_it_withdraws_returns() {
     let f = fixture();
     let rx = ask_one(&f, "q");
-    while f.web.inbox().is_empty() {
+    while f.web().inbox().is_empty() {
         std::thread::yield_now();
     }
     let (again, returned) = mpsc::channel::<()>();
-    let inner = std::sync::Mutex::new(Some((f.web.clone(), again)));
-    let _sub = f.web.inbox().subscribe(move |event| {
+    let inner = std::sync::Mutex::new(Some((f.web().clone(), again)));
+    let _sub = f.web().inbox().subscribe(move |event| {
         if let user_questions::InboxEvent::Resolved { .. } = event
             && let Some((web, again)) = inner.lock().unwrap().take()
         {
@@ -1801,7 +1908,7 @@ fn close_called_again_from_what_it_withdraws_returns() {
             let _ = again.send(());
         }
     });
-    let web = f.web.clone();
+    let web = f.web().clone();
     let (closed, done) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         web.close();
@@ -1813,7 +1920,7 @@ fn close_called_again_from_what_it_withdraws_returns() {
     done.recv_timeout(PATIENCE)
         .expect("the outer close() returns");
     assert_eq!(settled(&rx).unwrap_err().code(), ErrorCode::AskAborted);
-    assert!(TcpStream::connect(f.web.local_addr()).is_err());
+    assert!(TcpStream::connect(f.web().local_addr()).is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1878,7 +1985,7 @@ fn bind_refuses_bad_input() {
 #[test]
 fn a_request_whose_client_half_closed_is_answered() {
     let f = fixture();
-    let addr = f.web.local_addr();
+    let addr = f.web().local_addr();
     let half_closed = |request: String| {
         let mut stream = TcpStream::connect(addr).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
@@ -1912,9 +2019,8 @@ fn a_request_whose_client_half_closed_is_answered() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn me_is_empty_for_the_one_token() {
-    let f = fixture();
+contract! {
+async fn me_is_empty_for_the_one_token(f: Fixture) {
     let response = f.get("/api/v1/me").await;
     assert_api_headers(&response);
     assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
@@ -1923,6 +2029,7 @@ async fn me_is_empty_for_the_one_token() {
     let (status, body) = json_of(f.client.get(f.url("/api/v1/me")).send().await.unwrap()).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+}
 }
 
 const ALICE: &str = "alice-token_0123456789abcdef";
@@ -1961,22 +2068,8 @@ fn fixture_with_people() -> Fixture {
         .bind()
         .expect("bind");
     let _ = std::fs::remove_dir_all(&dir);
-    let ctx = Context::new();
-    let _ = ctx
-        .user_questions()
-        .register_provider(web.clone())
-        .expect("register");
     let base = format!("http://{}", web.local_addr());
-    let client = Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    Fixture {
-        ctx,
-        web,
-        base,
-        client,
-    }
+    Fixture::asking(Server::Inbox(web.clone()), base, web)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2054,12 +2147,11 @@ async fn me_names_the_signed_in_person() {
     );
 }
 
+contract! {
 /// The inbox's list in pages (§19): `limit` questions `after` a ticket, with `total` and
 /// `more`; walking the pages while questions arrive and leave meets every question pending
 /// throughout once; bad values are 400 naming the parameter; no parameter, no new field.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
-    let f = fixture();
+async fn the_list_pages_by_ticket_and_refuses_bad_paging(f: Fixture) {
     let asks: Vec<_> = (0..5).map(|i| ask_one(&f, &format!("q{i}"))).collect();
     wait_pending(&f, 5).await;
     let walk = |query: String| {
@@ -2080,10 +2172,10 @@ async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
         (vec![1, 2], Some(5), Some(true))
     );
     // Ticket 1 (already seen) leaves and a sixth arrives between two pages.
-    f.web.inbox().cancel(1).unwrap();
+    f.cancel(1).await;
     let sixth = ask_one(&f, "q5");
     wait_pending(&f, 5).await;
-    while f.web.inbox().pending().iter().all(|p| p.ticket != 6) {
+    while !f.pending_tickets().await.contains(&6) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert_eq!(
@@ -2116,9 +2208,10 @@ async fn the_inbox_list_pages_by_ticket_and_refuses_bad_paging() {
     assert_eq!(whole["pending"].as_array().unwrap().len(), 5);
 
     for ticket in 2..=6 {
-        f.web.inbox().cancel(ticket).unwrap();
+        f.cancel(ticket).await;
     }
     for rx in asks.iter().chain([&sixth]) {
         settled(rx).unwrap_err();
     }
+}
 }

@@ -1,6 +1,7 @@
 //! What the HTTP-contract tests of the person API (web, hub) share, included by each suite
 //! with `#[path]`: a raw HTTP/1.1 client, for what a client library would fix or refuse to send
-//! (a foreign Host, a body larger than it declared), and an ask started on its own thread.
+//! (a foreign Host, a body larger than it declared), an ask started on its own thread, and a
+//! hub on a fresh SQLite file.
 
 #![allow(dead_code)]
 
@@ -10,6 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use user_questions::{AskUserQuestionAnswer, AskUserQuestionRequest, Context, Result};
+use user_questions_hub::{Hub, HubConfig};
 
 /// How long a raw exchange waits for the server.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -86,4 +88,17 @@ pub fn ask(
         let _ = tx.send(result);
     });
     rx
+}
+
+/// A hub (one token, `token`) on a SQLite file in a new temporary directory, which lives as
+/// long as the returned handle.
+pub fn start_hub(token: &str) -> (Hub, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = Hub::start(HubConfig {
+        store: format!("sqlite:{}", dir.path().join("hub.db").display()),
+        token: Some(token.to_owned()),
+        ..HubConfig::default()
+    })
+    .expect("start the hub");
+    (hub, dir)
 }
