@@ -1986,15 +1986,7 @@ fn bind_refuses_bad_input() {
 fn a_request_whose_client_half_closed_is_answered() {
     let f = fixture();
     let addr = f.web().local_addr();
-    let half_closed = |request: String| {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(PATIENCE)).unwrap();
-        stream.write_all(request.as_bytes()).unwrap();
-        stream.shutdown(std::net::Shutdown::Write).unwrap();
-        let mut out = String::new();
-        let _ = stream.read_to_string(&mut out);
-        out
-    };
+    let half_closed = |request: String| shared::half_closed(addr, &request);
     let rx = ask_one(&f, "half");
     let listed = loop {
         let out = half_closed(format!(

@@ -26,6 +26,18 @@ pub fn raw(addr: SocketAddr, request: &str) -> String {
     out
 }
 
+/// One raw exchange by a client that shuts down its writing side after the request (`printf …
+/// | nc -N`, a raw socket's `shutdown(SHUT_WR)`): the response as read to the end.
+pub fn half_closed(addr: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out);
+    out
+}
+
 /// POSTs `size` bytes to `path` with `token` (with a Content-Length of `declared`, or chunked
 /// when `None`) from another thread, reading the response while writing: the server may answer
 /// and close before it has read all. Returns the response.
