@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Union
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Dict,
+    List,
+    MutableMapping,
+    Optional,
+    Union,
+)
 from urllib.parse import quote
 
 from . import _native
@@ -151,20 +161,31 @@ async def _until_disconnect(receive: Receive) -> None:
         pass
 
 
+async def _chunks(stream: _native._PageStream) -> AsyncIterator[bytes]:
+    """The event stream as an async iterator of its chunks, each driven on this loop."""
+    while True:
+        chunk = await _outcome_of(stream.next())
+        if chunk is None:
+            return
+        yield chunk
+
+
 async def _stream(stream: _native._PageStream, receive: Receive, send: Send) -> None:
     """Sends the event stream chunk by chunk until it ends or the client goes away (then
     the stream is closed, and the server lets it go)."""
     gone = asyncio.ensure_future(_until_disconnect(receive))
+    chunks = _chunks(stream)
     ended = False
     try:
         while True:
-            chunk_task = asyncio.ensure_future(_outcome_of(stream.next()))
+            chunk_task = asyncio.ensure_future(chunks.__anext__())
             done, _ = await asyncio.wait({chunk_task, gone}, return_when=asyncio.FIRST_COMPLETED)
             if chunk_task not in done:
                 chunk_task.cancel()
                 return
-            chunk = chunk_task.result()
-            if chunk is None:
+            try:
+                chunk = chunk_task.result()
+            except StopAsyncIteration:
                 ended = True
                 return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
