@@ -27,6 +27,9 @@ use crate::http::{Listing, Paging};
 pub const LOG_CAPACITY: usize = 8192;
 /// How many events a stream may be behind before it is disconnected.
 pub const CLIENT_BUFFER: usize = 1024;
+/// How many settled questions that were addressed (§23) keep their audience, newest first:
+/// a person not addressed by one gets `NOT_PENDING` for it, as for a ticket never issued.
+pub const SETTLED_AUDIENCES: usize = 65_536;
 
 /// The data of `event: resolved`: `{"ticket","outcome","by"?}`, keys in that order (§19,
 /// §23).
@@ -80,6 +83,8 @@ struct State {
     head: u64,
     log: VecDeque<Arc<StreamEvent>>,
     pending: BTreeMap<u64, PendingEntry>,
+    /// The audiences of the latest settled questions that had one ([`SETTLED_AUDIENCES`]).
+    settled: BTreeMap<u64, Arc<[String]>>,
     clients: Vec<mpsc::Sender<Arc<StreamEvent>>>,
     closed: bool,
 }
@@ -162,6 +167,12 @@ impl EventLog {
             return;
         }
         let to = state.pending.remove(&ticket).and_then(|entry| entry.to);
+        if let Some(to) = &to {
+            state.settled.insert(ticket, to.clone());
+            if state.settled.len() > SETTLED_AUDIENCES {
+                state.settled.pop_first();
+            }
+        }
         let data = serde_json::to_string(&Resolved {
             ticket,
             outcome,
@@ -199,6 +210,12 @@ impl EventLog {
             .pending
             .get(&ticket)
             .map(|entry| entry.to.clone())
+    }
+
+    /// Whom settled question `ticket` was addressed to, if it was and is among the latest
+    /// [`SETTLED_AUDIENCES`] such.
+    pub fn settled_audience(&self, ticket: u64) -> Option<Arc<[String]>> {
+        self.lock().settled.get(&ticket).cloned()
     }
 
     /// Opens a stream. With a `Last-Event-ID` still in the log, it resumes after that event;
@@ -428,5 +445,25 @@ mod tests {
         let live = log.connect(None).expect("open");
         assert_eq!(log.clients(), 1);
         drop(live);
+    }
+
+    /// The audiences of settled questions are kept for the latest [`SETTLED_AUDIENCES`]
+    /// addressed ones; an unaddressed question keeps none.
+    #[test]
+    fn settled_audiences_are_kept_for_the_latest_addressed_questions() {
+        let log = EventLog::default();
+        let to: Audience = Some(Arc::from(vec!["alice".to_owned()]));
+        log.requested(1, "p1".into(), None);
+        log.resolved(1, "answered", None);
+        assert_eq!(log.settled_audience(1), None);
+        let last = SETTLED_AUDIENCES as u64 + 2;
+        for ticket in 2..=last {
+            log.requested(ticket, "p".into(), to.clone());
+            assert_eq!(log.settled_audience(ticket), None, "pending, not settled");
+            log.resolved(ticket, "cancelled", None);
+        }
+        assert_eq!(log.settled_audience(2), None, "the oldest let go");
+        assert_eq!(log.settled_audience(3), to);
+        assert_eq!(log.settled_audience(last), to);
     }
 }

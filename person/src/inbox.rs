@@ -87,12 +87,18 @@ impl Questions for InboxBackend {
 }
 
 impl InboxBackend {
-    /// A pending ticket that is not addressed to `caller` is, for them, a ticket never issued
-    /// (§23: 404 `NOT_PENDING`).
+    /// A ticket that is not addressed to `caller` — pending, or settled a while ago — is, for
+    /// them, a ticket never issued (§23: 404 `NOT_PENDING`), never `ALREADY_RESOLVED`.
     fn visible(&self, caller: &Caller, ticket: u64) -> ApiResult<()> {
-        match self.hub.events.audience(ticket) {
-            Some(to) if !caller.sees(to.as_deref()) => Err(not_pending(&ticket.to_string())),
-            _ => Ok(()),
+        let to = match self.hub.events.audience(ticket) {
+            Some(to) => to,
+            // Settled: addressed to whom it was (the latest SETTLED_AUDIENCES of them).
+            None => self.hub.events.settled_audience(ticket),
+        };
+        if caller.sees(to.as_deref()) {
+            Ok(())
+        } else {
+            Err(not_pending(&ticket.to_string()))
         }
     }
 }

@@ -2207,3 +2207,63 @@ async fn the_list_pages_by_ticket_and_refuses_bad_paging(f: Fixture) {
     }
 }
 }
+
+/// §23: a settled question that was not addressed to a person is, for them, a ticket never
+/// issued — 404 `NOT_PENDING` on every settling route, never 409 `ALREADY_RESOLVED` (which
+/// would tell them it existed); for a person it was addressed to, `ALREADY_RESOLVED`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_question_not_addressed_to_a_person_is_never_issued_for_them() {
+    let f = fixture_with_people();
+    let request = AskUserQuestionRequest::new(vec![question("q", &["A", "B"])])
+        .with_to(vec!["alice".to_owned()]);
+    let rx = ask(&f.ctx, request);
+    wait_pending(&f, 1).await;
+    let post = |token: &'static str, path: String, body: &'static str| {
+        f.client
+            .post(f.url(&path))
+            .bearer_auth(token)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+    };
+    let answer = r#"{"answers":[{"id":"q","selected":["A"]}]}"#;
+    // Pending: bob does not see it.
+    let (status, body) = json_of(
+        post(BOB, "/api/v1/questions/1/answer".into(), answer)
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::NOT_FOUND,
+            error("NOT_PENDING", "question 1 is not pending")
+        )
+    );
+    let response = post(ALICE, "/api/v1/questions/1/answer".into(), answer)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(settled(&rx).unwrap().answers[0].selected, ["A"]);
+    // Settled: still never issued for bob; already resolved for alice.
+    for (action, body) in [
+        ("answer", answer),
+        ("cancel", "{}"),
+        ("extend", r#"{"ms":1000}"#),
+    ] {
+        let path = format!("/api/v1/questions/1/{action}");
+        let (status, value) = json_of(post(BOB, path.clone(), body).await.unwrap()).await;
+        assert_eq!(
+            (status, value),
+            (
+                StatusCode::NOT_FOUND,
+                error("NOT_PENDING", "question 1 is not pending")
+            ),
+            "bob {action}"
+        );
+        let (status, value) = json_of(post(ALICE, path, body).await.unwrap()).await;
+        assert_eq!(status, StatusCode::CONFLICT, "alice {action}: {value}");
+        assert_eq!(value["error"]["code"], "ALREADY_RESOLVED", "alice {action}");
+    }
+}
