@@ -853,7 +853,7 @@ impl Paging {
     /// The paging a query asks for: `None` when it has neither `limit` nor `after` (the whole
     /// list, as §19 has always given it; other parameters are ignored). `limit` is an integer
     /// from 1 to [`MAX_PAGE`] (default [`DEFAULT_PAGE`]), `after` a ticket (an integer from
-    /// 0, default 0), each given at most once; anything else is 400 `INVALID_ARGUMENT` naming
+    /// 0, default 0), each given at most once; anything else is 422 `INVALID_ARGUMENT` naming
     /// the parameter.
     pub fn of_query(pairs: &[(String, String)]) -> Result<Option<Paging>, ApiError> {
         let values = |name: &str| -> Vec<&str> {
@@ -888,11 +888,12 @@ impl Paging {
         Ok(Some(Paging { after, limit }))
     }
 
+    /// 422 `INVALID_ARGUMENT`, as every argument the API refuses (`ms`, `waitMs`).
     fn bad(message: &str) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", message)
+        UserQuestionError::invalid_argument(message).into()
     }
 
-    /// 400 for a query that cannot be read at all.
+    /// The same for a query that cannot be read at all.
     fn unreadable() -> ApiError {
         Self::bad("the query of GET /api/v1/questions cannot be read")
     }

@@ -2188,7 +2188,10 @@ async fn the_list_pages_by_ticket_and_refuses_bad_paging(f: Fixture) {
         let (status, body) = json_of(f.get(&format!("/api/v1/questions?{query}")).await).await;
         assert_eq!(
             (status, body),
-            (StatusCode::BAD_REQUEST, error("INVALID_ARGUMENT", message)),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                error("INVALID_ARGUMENT", message)
+            ),
             "{query}"
         );
     }
