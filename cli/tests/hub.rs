@@ -14,6 +14,8 @@ const TOKEN: &str = "cli-hub-token";
 /// Generous bound for things that should happen soon; tests assert outcomes, not durations.
 #[path = "support/mcp_client.rs"]
 mod mcp_client;
+#[path = "support/open_line.rs"]
+mod open_line;
 
 use mcp_client::McpClient;
 
@@ -304,15 +306,7 @@ fn uq_serve_with_an_access_file_opens_without_a_token_and_refuses_a_bad_file_wit
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .trim_end()
-        .strip_prefix("open http://")
-        .and_then(|rest| rest.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("an open line without a token: {line:?}"))
-        .to_owned();
+    let (addr, mut stderr) = open_line::open_without_token(&mut child);
     // Alice's own token works; the old one-token login does not exist.
     let request = format!(
         "GET /api/v1/questions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer alice-token\r\nConnection: close\r\n\r\n"

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 #[path = "support/mcp_client.rs"]
 mod mcp_client;
+#[path = "support/open_line.rs"]
+mod open_line;
 
 use mcp_client::McpClient;
 
@@ -395,15 +397,7 @@ fn ask_web_with_an_access_file_prints_the_answer_with_who_gave_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .trim_end()
-        .strip_prefix("open http://")
-        .and_then(|rest| rest.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("an open line without a token: {line:?}"))
-        .to_owned();
+    let (addr, stderr) = open_line::open_without_token(&mut child);
     let web = Web {
         child,
         addr,

@@ -520,6 +520,10 @@ fn malformed_asks_get_422_with_the_code_and_message_of_section_3() {
         (json!({"questions": [{"id": "a", "question": "?"}], "timeoutMs": 0}).to_string(), "INVALID_REQUEST", "timeoutMs must be an integer from 1 to 2147483647"),
         (json!({"questions": [{"id": "a", "question": "?"}], "key": ""}).to_string(), "INVALID_REQUEST", "key must be a non-empty string of at most 256 characters"),
         (json!({"questions": [{"id": "a", "question": "?"}], "agentId": 5}).to_string(), "INVALID_REQUEST", "agentId must be a string"),
+        // The input limits, checked first as the service checks them (the core's check_request).
+        (json!({"questions": (0..257).map(|i| json!({"id": format!("q{i}"), "question": "?"})).collect::<Vec<_>>()}).to_string(), "INVALID_REQUEST", "questions must have at most 256 items (it has 257)"),
+        (json!({"questions": [], "to": []}).to_string(), "INVALID_REQUEST", "to must be a list of 1 to 32 person or group names"),
+        (json!({"questions": [{"id": "a".repeat(64 * 1024 + 1), "question": "?"}, {"id": "b", "question": "?"}]}).to_string(), "INVALID_REQUEST", "questions[0].id must be at most 65536 bytes long"),
     ];
     for (body, code, message) in cases {
         let (status, value) = f.post("/api/v1/asks", body.clone());

@@ -19,6 +19,7 @@ mod shared;
 use shared::ask;
 
 mod common {
+    pub mod client;
     pub mod settle_race;
 }
 
@@ -79,15 +80,7 @@ struct Http {
 
 impl Http {
     fn new() -> Http {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = {
-            let _guard = rt.enter();
-            Client::builder().pool_max_idle_per_host(0).build().unwrap()
-        };
+        let (rt, client) = common::client::runtime_and_client();
         Http { rt, client }
     }
 
