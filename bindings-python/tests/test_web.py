@@ -26,19 +26,7 @@ def _api(
     web: uq.WebProvider, method: str, path: str, body: Optional[Any] = None
 ) -> Tuple[int, Any]:
     """One API request with the server's token; (status, parsed JSON body)."""
-    host, port = web.address
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(
-        f"http://{host}:{port}{path}",
-        data=data,
-        method=method,
-        headers={"Authorization": f"Bearer {web.token}", "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return _as(web, web.token, method, path, body)
 
 
 async def _pending_ticket(web: uq.WebProvider) -> int:
